@@ -1,0 +1,41 @@
+#pragma once
+/// @file
+/// Compiler and backend detection, host/device annotations and internal assertions.
+
+#include <cassert>
+
+#if defined(__CUDACC__)
+#  define CELLINT_COMPILER_CUDA 1
+#elif defined(__HIPCC__) || defined(__HIP__)
+#  define CELLINT_COMPILER_HIP 1
+#endif
+
+#if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
+/// Marks a function callable from host and device code.
+#  define CELLINT_HD __host__ __device__
+/// Marks a device-only function (host-only compilers see a plain function).
+#  define CELLINT_DEVICE __device__
+#  define CELLINT_GPU_COMPILER 1
+#else
+#  define CELLINT_HD
+#  define CELLINT_DEVICE
+#endif
+
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+/// Defined inside the device compilation pass.
+#  define CELLINT_DEVICE_PASS 1
+#endif
+
+/// Forces inlining where the compiler understands it.
+#if defined(_MSC_VER)
+#  define CELLINT_INLINE __forceinline
+#else
+#  define CELLINT_INLINE inline __attribute__((always_inline))
+#endif
+
+/// Internal invariant, compiled out with NDEBUG (never used for user input).
+#define CELLINT_ASSERT(cond) assert(cond)
+
+#if defined(_OPENMP)
+#  define CELLINT_HAS_OPENMP 1
+#endif

@@ -1,0 +1,115 @@
+#pragma once
+/// @file
+/// The pair-functor contract: what a user's interaction must provide, checked at compile time.
+///
+/// A pair functor `F` is a small, trivially copyable struct that holds its parameters by value:
+///
+/// @code
+/// struct MyForce {
+///   using Accum = ...;                       // required: per-target accumulator, trivially copyable
+///   using Payload = ...;                     // optional: what a particle carries besides its position
+///                                            //   (staged in shared memory); default cellint::NoPayload
+///   template <class View>                    // required when Payload is not NoPayload
+///   CELLINT_HD Payload load(const View& v, Index i) const;   // read particle i (sorted slot)
+///   CELLINT_HD Accum init() const;           // optional: start value (default Accum{})
+///   CELLINT_HD void operator()(Accum& acc, const Payload& target, const Payload& source,
+///                              const Vec<Real, Dim>& dr, Real r2) const;   // required
+///   static constexpr bool cutoff_test = true;   // optional: false = call for every candidate pair
+///   CELLINT_HD void symmetric(Accum& ai, Accum& aj, const Payload& pi, const Payload& pj,
+///                             const Vec<Real, Dim>& dr, Real r2) const;  // optional: Newton's 3rd law
+///   static constexpr int flops = 21;          // optional: flop per evaluated pair, for benchmarks
+/// };
+/// @endcode
+///
+/// The pair call is made for every source particle `s != t` in the 3^Dim neighbour cells of the
+/// target `t` with `r2 < cutoff^2` (or for every candidate when `cutoff_test` is false), where
+/// `dr = x_t - x_s` uses the periodic image of the source and `r2 = |dr|^2`. After the last
+/// source the library writes the accumulator to `out[t]` (sorted slot `t`; CellGrid::to_user_order
+/// brings results back to the user's order). `symmetric` adds the contribution of the pair to
+/// both `ai` (target i, with dr = x_i - x_j) and `aj`; half-shell strategies need it.
+
+#include <type_traits>
+#include <utility>
+
+#include "cellint/core/vec.hpp"
+
+namespace cellint {
+
+/// The payload of functors that need nothing but positions.
+struct NoPayload {};
+
+namespace detail {
+template <class...> using void_t = void;
+
+template <class F, class = void> struct has_accum : std::false_type {};
+template <class F> struct has_accum<F, void_t<typename F::Accum>> : std::true_type {};
+
+template <class F, class = void> struct payload_of { using type = NoPayload; };
+template <class F> struct payload_of<F, void_t<typename F::Payload>> { using type = typename F::Payload; };
+
+template <class F, class = void> struct has_init : std::false_type {};
+template <class F> struct has_init<F, void_t<decltype(std::declval<const F&>().init())>> : std::true_type {};
+
+template <class F, class = void> struct cutoff_test_of : std::true_type {};
+template <class F> struct cutoff_test_of<F, void_t<decltype(F::cutoff_test)>>
+    : std::integral_constant<bool, F::cutoff_test> {};
+
+template <class F, class = void> struct flops_of : std::integral_constant<int, 0> {};
+template <class F> struct flops_of<F, void_t<decltype(F::flops)>> : std::integral_constant<int, F::flops> {};
+
+template <class F, class Real, int Dim, class = void> struct has_pair : std::false_type {};
+template <class F, class Real, int Dim>
+struct has_pair<F, Real, Dim,
+                void_t<decltype(std::declval<const F&>()(
+                    std::declval<typename F::Accum&>(), std::declval<const typename payload_of<F>::type&>(),
+                    std::declval<const typename payload_of<F>::type&>(), std::declval<const Vec<Real, Dim>&>(),
+                    std::declval<Real>()))>> : std::true_type {};
+
+template <class F, class Real, int Dim, class = void> struct has_symmetric : std::false_type {};
+template <class F, class Real, int Dim>
+struct has_symmetric<F, Real, Dim,
+                     void_t<decltype(std::declval<const F&>().symmetric(
+                         std::declval<typename F::Accum&>(), std::declval<typename F::Accum&>(),
+                         std::declval<const typename payload_of<F>::type&>(),
+                         std::declval<const typename payload_of<F>::type&>(),
+                         std::declval<const Vec<Real, Dim>&>(), std::declval<Real>()))>> : std::true_type {};
+}  // namespace detail
+
+/// Compile-time description of a pair functor `F` used with positions of type `Real` in `Dim`
+/// dimensions. Instantiating it checks the contract and explains what is missing.
+template <class F, class Real, int Dim>
+struct FunctorTraits {
+  static_assert(std::is_trivially_copyable<F>::value,
+                "cellint: the pair functor must be trivially copyable (hold parameters and raw pointers "
+                "by value; no std::vector, no virtual functions)");
+  static_assert(detail::has_accum<F>::value,
+                "cellint: the pair functor must declare `using Accum = ...;` (the per-target accumulator)");
+  using Accum = typename F::Accum;
+  using Payload = typename detail::payload_of<F>::type;
+  static_assert(std::is_trivially_copyable<Accum>::value, "cellint: F::Accum must be trivially copyable");
+  static_assert(std::is_trivially_copyable<Payload>::value, "cellint: F::Payload must be trivially copyable");
+  static_assert(detail::has_pair<F, Real, Dim>::value,
+                "cellint: the pair functor needs `void operator()(Accum&, const Payload& target, const "
+                "Payload& source, const cellint::Vec<Real, Dim>& dr, Real r2) const` for this Real and Dim");
+  /// True when the functor carries nothing but positions.
+  static constexpr bool position_only = std::is_same<Payload, NoPayload>::value;
+  /// Whether the library applies r2 < cutoff^2 before calling the functor.
+  static constexpr bool cutoff_test = detail::cutoff_test_of<F>::value;
+  /// Whether a Newton's-third-law form exists (needed by half-shell strategies).
+  static constexpr bool symmetric = detail::has_symmetric<F, Real, Dim>::value;
+  /// Flop per evaluated pair (0 when the functor does not say).
+  static constexpr int flops = detail::flops_of<F>::value;
+
+  /// The accumulator's start value.
+  CELLINT_HD static Accum init(const F& f) {
+    if constexpr (detail::has_init<F>::value) return f.init(); else return Accum{};
+  }
+  /// Particle i's payload.
+  template <class View>
+  CELLINT_HD static Payload load(const F& f, const View& v, Index i) {
+    if constexpr (position_only) { (void)f; (void)v; (void)i; return Payload{}; }
+    else return f.load(v, i);
+  }
+};
+
+}  // namespace cellint

@@ -1,0 +1,99 @@
+#pragma once
+/// @file
+/// The front door: interact<Strategy>(grid, functor, out).
+
+#include "cellint/core/pair_functor.hpp"
+#include "cellint/grid/cell_grid.hpp"
+#include "cellint/strategies/all_in_sm.hpp"
+#include "cellint/strategies/brute_force.hpp"
+#include "cellint/strategies/cell_loop.hpp"
+#include "cellint/strategies/par_cell.hpp"
+#include "cellint/strategies/par_part.hpp"
+#include "cellint/strategies/strategy.hpp"
+#include "cellint/strategies/x_pencil.hpp"
+#include "cellint/strategies/x_pencil_reg.hpp"
+
+namespace cellint {
+
+namespace detail {
+/// The one place that maps a run-time StrategyKind to the compile-time strategy.
+template <class Op>
+decltype(auto) dispatch(StrategyKind k, Op&& op) {
+  switch (k) {
+    case StrategyKind::ParPartNoLoop: return op(ParPartNoLoop{});
+    case StrategyKind::ParPartLoop: return op(ParPartLoop{});
+    case StrategyKind::ParCell: return op(ParCell{});
+    case StrategyKind::ParCellSM: return op(ParCellSM{});
+    case StrategyKind::AllInSM: return op(AllInSM{});
+    case StrategyKind::XPencil: return op(XPencil{});
+    case StrategyKind::XPencilReg: return op(XPencilReg{});
+    case StrategyKind::CellLoop: return op(CellLoop{});
+    case StrategyKind::CellLoopHalf: return op(CellLoopHalf{});
+    case StrategyKind::BruteForce: return op(BruteForce{});
+    case StrategyKind::Auto: break;
+  }
+  throw InvalidArgument("cellint: Auto cannot be dispatched directly");
+}
+}  // namespace detail
+
+/// The strategies that can exist on backend B (GPU-like backends also run the CPU strategies
+/// when their memory is host memory, as on Emulated).
+template <class B>
+std::vector<StrategyKind> strategies_for() {
+  std::vector<StrategyKind> r;
+  if (B::is_gpu_like)
+    r = {StrategyKind::ParPartNoLoop, StrategyKind::ParPartLoop, StrategyKind::ParCell, StrategyKind::ParCellSM,
+         StrategyKind::AllInSM,       StrategyKind::XPencil,     StrategyKind::XPencilReg};
+  else
+    r = {StrategyKind::CellLoop, StrategyKind::CellLoopHalf};
+  return r;
+}
+
+/// Whether strategy `k` can run `f` on `grid` with tuning `t`, and why not.
+template <class B, class R, int D, class F>
+Support supports(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f, const Tuning& t = {}) {
+  if (k == StrategyKind::Auto) return Support::yes();
+  const DeviceProperties p = B::properties();
+  return detail::dispatch(k, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::supports(grid, f, p, t); });
+}
+
+/// Runs strategy `k` (not Auto): for every particle t, out[t] = the accumulation over its
+/// neighbours within the cutoff (sorted order; see CellGrid::to_user_order). Asynchronous on
+/// GPU backends: synchronise the grid's stream before reading `out` on the host.
+/// @throws Unsupported with the strategy's reason when it cannot run on this grid/device
+template <class B, class R, int D, class F>
+Report interact_with(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f,
+                     typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
+  Report rep;
+  rep.strategy = k;
+  const Support s = supports(k, grid, f, t);
+  if (!s.ok) throw Unsupported(detail::cat("cellint: strategy ", to_string(k), " cannot run: ", s.reason));
+  rep.shape = detail::dispatch(k, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::run(grid, f, out, t); });
+  return rep;
+}
+
+}  // namespace cellint
+
+#include "cellint/tune/autotuner.hpp"
+
+namespace cellint {
+
+/// Computes, for every particle t of `grid`, the functor's accumulation over all source
+/// particles s != t within the cutoff (periodic images included) and stores it at out[t]
+/// (sorted slot order, backend memory of at least grid.size() elements).
+///
+/// @tparam Strategy a strategy tag (ParPartNoLoop, XPencil, ... or Auto, the default: the
+///         fastest eligible strategy, timed once per functor / grid shape / device and cached)
+/// @throws Unsupported if an explicitly named strategy cannot run here (the reason says why)
+template <class Strategy = Auto, class B, class R, int D, class F>
+Report interact(const CellGrid<B, R, D>& grid, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
+                const Tuning& t = {}) {
+  (void)sizeof(FunctorTraits<F, R, D>);  // readable contract errors first
+  if constexpr (std::is_same<Strategy, Auto>::value) {
+    return Autotuner::instance().run(grid, f, out, t);
+  } else {
+    return interact_with(Strategy::kind, grid, f, out, t);
+  }
+}
+
+}  // namespace cellint

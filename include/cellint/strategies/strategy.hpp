@@ -1,0 +1,91 @@
+#pragma once
+/// @file
+/// Strategy tags, the run-time StrategyKind, tuning knobs and the supports() answer.
+
+#include <string>
+
+#include "cellint/backend/traits.hpp"
+
+namespace cellint {
+
+/// Every strategy, as a run-time value (mirrors the tag types below).
+enum class StrategyKind {
+  ParPartNoLoop,  ///< one thread per target particle (paper 4.1); the in-library GPU reference
+  ParPartLoop,    ///< the same with a grid-stride loop (paper 4.2)
+  ParCell,        ///< one block per cell (paper 4.3)
+  ParCellSM,      ///< one block per cell, sources staged in shared memory (paper 4.4)
+  AllInSM,        ///< a sub-box of cells plus ghosts in shared memory (paper 5.1)
+  XPencil,        ///< a pencil of cells along X in shared memory, targets in registers (paper 5.2)
+  XPencilReg,     ///< targets of a sub-box in registers, source pencils streamed (paper 5.3)
+  CellLoop,       ///< CPU: loop over cells and their neighbours (serial / OpenMP)
+  CellLoopHalf,   ///< CPU: half-shell cell loop using Newton's third law
+  BruteForce,     ///< CPU: O(N^2) over all pairs with the minimum image (the oracle)
+  Auto            ///< time the eligible strategies once, cache and use the fastest
+};
+
+/// Readable name of a strategy (for logs and benchmark output).
+inline const char* to_string(StrategyKind k) {
+  switch (k) {
+    case StrategyKind::ParPartNoLoop: return "par-part-noloop";
+    case StrategyKind::ParPartLoop: return "par-part-loop";
+    case StrategyKind::ParCell: return "par-cell";
+    case StrategyKind::ParCellSM: return "par-cell-sm";
+    case StrategyKind::AllInSM: return "all-in-sm";
+    case StrategyKind::XPencil: return "x-pencil";
+    case StrategyKind::XPencilReg: return "x-pencil-reg";
+    case StrategyKind::CellLoop: return "cell-loop";
+    case StrategyKind::CellLoopHalf: return "cell-loop-half";
+    case StrategyKind::BruteForce: return "brute-force";
+    case StrategyKind::Auto: return "auto";
+  }
+  return "?";
+}
+
+/// Strategy tag types. Pass one as the template argument of interact().
+struct ParPartNoLoop { static constexpr StrategyKind kind = StrategyKind::ParPartNoLoop; };  ///< paper 4.1
+struct ParPartLoop { static constexpr StrategyKind kind = StrategyKind::ParPartLoop; };      ///< paper 4.2
+struct ParCell { static constexpr StrategyKind kind = StrategyKind::ParCell; };              ///< paper 4.3
+struct ParCellSM { static constexpr StrategyKind kind = StrategyKind::ParCellSM; };          ///< paper 4.4
+struct AllInSM { static constexpr StrategyKind kind = StrategyKind::AllInSM; };              ///< paper 5.1
+struct XPencil { static constexpr StrategyKind kind = StrategyKind::XPencil; };              ///< paper 5.2
+struct XPencilReg { static constexpr StrategyKind kind = StrategyKind::XPencilReg; };        ///< paper 5.3
+struct CellLoop { static constexpr StrategyKind kind = StrategyKind::CellLoop; };            ///< CPU cell loop
+struct CellLoopHalf { static constexpr StrategyKind kind = StrategyKind::CellLoopHalf; };    ///< CPU half shell
+struct BruteForce { static constexpr StrategyKind kind = StrategyKind::BruteForce; };        ///< CPU O(N^2)
+struct Auto { static constexpr StrategyKind kind = StrategyKind::Auto; };                    ///< autotuned
+
+/// Tuning knobs shared by the strategies; 0 means "the strategy's rule decides" (paper 7.1).
+struct Tuning {
+  unsigned threads = 0;          ///< threads per block (ParPart*, ParCell*: default 128)
+  unsigned blocks = 0;           ///< blocks (grid-stride strategies; default: fill the device)
+  std::size_t shared_bytes = 0;  ///< shared-memory budget per block (default: 48 KiB, or the opt-in limit where it helps)
+  unsigned sm_particles = 0;     ///< Par-Cell-SM staging buffer in particles (default 512)
+  int pencil_length = 0;         ///< X-pencil: target cells per pencil L (default from budget and M_C)
+  int subbox[3] = {0, 0, 0};     ///< All-in-SM / X-pencil-reg: target cells per block along x, y, z
+};
+
+/// Whether a strategy can run on a grid and device, and why not.
+struct Support {
+  bool ok = true;       ///< can run
+  std::string reason;   ///< why not (empty when ok)
+  /// A "yes".
+  static Support yes() { return {}; }
+  /// A "no" with its reason.
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+/// What one interact() call did.
+struct Report {
+  StrategyKind strategy = StrategyKind::Auto;  ///< the strategy that ran
+  LaunchShape shape{};                         ///< its launch shape (GPU-like backends)
+  float tuning_ms = 0;                         ///< time spent autotuning in this call (Auto only)
+};
+
+namespace detail {
+/// Implementation of strategy tag S: specialised by each strategy header with
+/// `supports(grid, functor, props, tuning)`, `shape(...)` and `run(grid, functor, out, tuning)`.
+template <class S>
+struct StrategyImpl;
+}  // namespace detail
+
+}  // namespace cellint

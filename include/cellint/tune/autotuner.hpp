@@ -1,0 +1,176 @@
+#pragma once
+/// @file
+/// Auto: the first time a (functor, precision, dimension, grid shape, particles-per-cell bucket,
+/// device) is seen, time every eligible strategy with a few launch shapes, cache the winner and
+/// use it from then on. The table of decisions and timings is exposed and can be persisted.
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "cellint/strategies/strategy.hpp"
+
+namespace cellint {
+
+/// One timed candidate.
+struct TunedCandidate {
+  StrategyKind strategy;  ///< strategy
+  Tuning tuning;          ///< knobs it ran with
+  float ms;               ///< median time of the timed runs, milliseconds
+};
+
+/// One cached decision.
+struct TuneEntry {
+  StrategyKind strategy = StrategyKind::ParPartNoLoop;  ///< the winner
+  Tuning tuning{};                                      ///< its knobs
+  std::vector<TunedCandidate> timings;                  ///< every candidate timed (empty when loaded from file)
+  float tuning_ms = 0;                                  ///< total time spent tuning
+};
+
+/// Process-wide autotuner behind interact<Auto>. Thread-safe.
+class Autotuner {
+ public:
+  /// The process-wide instance.
+  static Autotuner& instance() {
+    static Autotuner a;
+    return a;
+  }
+  /// Timed runs per candidate (median taken); default 3 after one warm-up.
+  void set_repetitions(int r) { reps_ = std::max(1, r); }
+  /// Persist decisions in `path` (loaded now if it exists, appended on each new decision).
+  void set_cache_file(const std::string& path) {
+    std::lock_guard<std::mutex> l(m_);
+    file_ = path;
+    std::ifstream in(path);
+    std::string key;
+    int k = 0, th = 0, pl = 0, sx = 0, sy = 0, sz = 0;
+    while (in >> std::quoted(key) >> k >> th >> pl >> sx >> sy >> sz) {
+      TuneEntry e;
+      e.strategy = static_cast<StrategyKind>(k);
+      e.tuning.threads = static_cast<unsigned>(th);
+      e.tuning.pencil_length = pl;
+      e.tuning.subbox[0] = sx;
+      e.tuning.subbox[1] = sy;
+      e.tuning.subbox[2] = sz;
+      table_[key] = e;
+    }
+  }
+  /// Forget every decision.
+  void clear() {
+    std::lock_guard<std::mutex> l(m_);
+    table_.clear();
+  }
+  /// All decisions so far, by key.
+  std::map<std::string, TuneEntry> table() const {
+    std::lock_guard<std::mutex> l(m_);
+    return table_;
+  }
+
+  /// The cache key of a call (functor type, precision, dimension, cells, ppc bucket, device).
+  template <class B, class R, int D, class F>
+  static std::string key(const CellGrid<B, R, D>& g, const F&) {
+    std::ostringstream s;
+    const DeviceProperties p = B::properties();
+    s << B::name() << '|' << p.name << '|' << typeid(F).name() << '|' << typeid(R).name() << '|' << D << '|';
+    for (int d = 0; d < D; ++d) s << g.geometry().cells[d] << (d + 1 < D ? "x" : "|");
+    const double ppc = g.cell_count() ? static_cast<double>(g.size()) / g.cell_count() : 0.0;
+    s << "ppc2^" << (ppc > 0 ? static_cast<int>(std::floor(std::log2(ppc) * 2)) : -99)  // half-octave buckets
+      << "|mc2^" << (g.max_per_cell() > 0 ? static_cast<int>(std::ceil(std::log2(g.max_per_cell()))) : 0);
+    return s.str();
+  }
+
+  /// Runs the cached winner for this call, tuning first when the key is new.
+  template <class B, class R, int D, class F>
+  Report run(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user) {
+    const std::string k = key(g, f);
+    TuneEntry e;
+    bool found = false;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      auto it = table_.find(k);
+      if (it != table_.end()) {
+        e = it->second;
+        found = true;
+      }
+    }
+    Report rep;
+    if (!found) {
+      e = tune(g, f, out, user);
+      rep.tuning_ms = e.tuning_ms;
+      std::lock_guard<std::mutex> l(m_);
+      table_[k] = e;
+      if (!file_.empty()) {
+        std::ofstream o(file_, std::ios::app);
+        o << std::quoted(k) << ' ' << static_cast<int>(e.strategy) << ' ' << e.tuning.threads << ' '
+          << e.tuning.pencil_length << ' ' << e.tuning.subbox[0] << ' ' << e.tuning.subbox[1] << ' '
+          << e.tuning.subbox[2] << '\n';
+      }
+    }
+    const Report r = interact_with(e.strategy, g, f, out, e.tuning);
+    rep.strategy = r.strategy;
+    rep.shape = r.shape;
+    return rep;
+  }
+
+ private:
+  template <class B, class R, int D, class F>
+  TuneEntry tune(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user) {
+    typename B::Timer total(g.stream());
+    total.start();
+    std::vector<std::pair<StrategyKind, Tuning>> cands;
+    for (StrategyKind s : strategies_for<B>()) {
+      const bool threads_matter = s == StrategyKind::ParPartNoLoop || s == StrategyKind::ParCell ||
+                                  s == StrategyKind::ParCellSM;
+      if (threads_matter && user.threads == 0) {
+        for (unsigned th : {64u, 128u, 256u}) {
+          Tuning t = user;
+          t.threads = th;
+          cands.emplace_back(s, t);
+        }
+      } else {
+        cands.emplace_back(s, user);
+      }
+    }
+    TuneEntry best;
+    float best_ms = -1;
+    for (const auto& c : cands) {
+      if (!supports(c.first, g, f, c.second).ok) continue;
+      typename B::Timer timer(g.stream());
+      interact_with(c.first, g, f, out, c.second);  // warm-up (and JIT / attribute setup)
+      std::vector<float> ms;
+      for (int r = 0; r < reps_; ++r) {
+        timer.start();
+        interact_with(c.first, g, f, out, c.second);
+        timer.stop();
+        ms.push_back(timer.elapsed_ms());
+      }
+      std::sort(ms.begin(), ms.end());
+      const float med = ms[ms.size() / 2];
+      best.timings.push_back({c.first, c.second, med});
+      if (best_ms < 0 || med < best_ms) {
+        best_ms = med;
+        best.strategy = c.first;
+        best.tuning = c.second;
+      }
+    }
+    if (best_ms < 0) throw Unsupported("cellint: Auto found no strategy that can run this grid on this backend");
+    B::synchronize(g.stream());
+    total.stop();
+    best.tuning_ms = total.elapsed_ms();
+    return best;
+  }
+
+  mutable std::mutex m_;
+  std::map<std::string, TuneEntry> table_;
+  std::string file_;
+  int reps_ = 3;
+};
+
+}  // namespace cellint
