@@ -1,0 +1,210 @@
+#pragma once
+// The block API handed to block kernels on CUDA and HIP, the generic __global__ trampoline that
+// runs a block kernel, and the launch-description helpers both GPU backends use in messages.
+// Only nvcc and hipcc compile this file.
+
+#include "cellint/core/macros.hpp"
+
+#if !defined(CELLINT_GPU_COMPILER)
+#  error "cellint/backend/detail/gpu_block.hpp needs nvcc or hipcc (include cuda.hpp or hip.hpp)"
+#endif
+
+#if defined(CELLINT_COMPILER_HIP)
+#  include <hip/hip_runtime.h>
+#else
+#  include <cuda_runtime.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
+
+#if defined(__has_include)
+#  if __has_include(<cxxabi.h>)
+#    include <cxxabi.h>
+#    define CELLINT_DETAIL_HAS_CXXABI 1
+#  endif
+#endif
+
+#include "cellint/backend/traits.hpp"
+#include "cellint/core/error.hpp"
+
+namespace cellint::detail {
+
+/// Keeps `T` out of template argument deduction (atomics deduce T from the pointer alone).
+template <class T>
+struct NoDeduce {
+  using type = T;
+};
+
+#if defined(CELLINT_DEVICE_PASS)
+/// The block's dynamic shared memory (one extern array for every kernel, 16-byte aligned).
+__device__ inline unsigned char* gpu_dynamic_shared() {
+  extern __shared__ __attribute__((aligned(16))) unsigned char cellint_dynamic_shared[];
+  return cellint_dynamic_shared;
+}
+#endif
+
+/// Block API of the CUDA and HIP backends (see backend/traits.hpp): 1-D thread and block
+/// ranks, the block barrier, dynamic shared memory and atomics, forwarding to the runtime's
+/// built-ins. The members are `__host__ __device__` so that `CELLINT_HD` kernel templates call
+/// them without host/device diagnostics; their bodies exist only in the device pass (the host
+/// pass never runs them).
+struct GpuBlock {
+  /// Rank of this thread in its block (threadIdx.x).
+  CELLINT_HD unsigned thread_rank() const {
+#if defined(CELLINT_DEVICE_PASS)
+    return threadIdx.x;
+#else
+    return 0;
+#endif
+  }
+  /// Threads per block (blockDim.x).
+  CELLINT_HD unsigned block_size() const {
+#if defined(CELLINT_DEVICE_PASS)
+    return blockDim.x;
+#else
+    return 1;
+#endif
+  }
+  /// Rank of this block in the grid (blockIdx.x).
+  CELLINT_HD unsigned block_rank() const {
+#if defined(CELLINT_DEVICE_PASS)
+    return blockIdx.x;
+#else
+    return 0;
+#endif
+  }
+  /// Blocks in the grid (gridDim.x).
+  CELLINT_HD unsigned grid_size() const {
+#if defined(CELLINT_DEVICE_PASS)
+    return gridDim.x;
+#else
+    return 1;
+#endif
+  }
+  /// Block-wide barrier (__syncthreads); every thread of the block must reach it.
+  CELLINT_HD void sync() const {
+#if defined(CELLINT_DEVICE_PASS)
+    __syncthreads();
+#endif
+  }
+  /// The block's dynamic shared memory seen as an array of `T` (16-byte aligned; its size is
+  /// LaunchShape::shared_bytes).
+  template <class T>
+  CELLINT_HD T* shared() const {
+    static_assert(alignof(T) <= 16, "cellint: shared<T>() is 16-byte aligned; T needs more");
+#if defined(CELLINT_DEVICE_PASS)
+    return reinterpret_cast<T*>(gpu_dynamic_shared());
+#else
+    return nullptr;
+#endif
+  }
+  /// `*p += v` atomically (device scope); returns the old value.
+  /// T: int, unsigned, unsigned long long, float or double.
+  template <class T>
+  CELLINT_HD T atomic_add(T* p, typename NoDeduce<T>::type v) const {
+    static_assert(
+        std::is_same_v<T, int> || std::is_same_v<T, unsigned> ||
+            std::is_same_v<T, unsigned long long> || std::is_same_v<T, float> ||
+            std::is_same_v<T, double>,
+        "cellint: atomic_add supports int, unsigned, unsigned long long, float and double");
+#if defined(CELLINT_DEVICE_PASS)
+    return atomicAdd(p, v);
+#else
+    (void)p;
+    (void)v;
+    return T{};
+#endif
+  }
+  /// `*p = max(*p, v)` atomically; returns the old value. T: int or unsigned.
+  template <class T>
+  CELLINT_HD T atomic_max(T* p, typename NoDeduce<T>::type v) const {
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned>,
+                  "cellint: atomic_max supports int and unsigned");
+#if defined(CELLINT_DEVICE_PASS)
+    return atomicMax(p, v);
+#else
+    (void)p;
+    (void)v;
+    return T{};
+#endif
+  }
+  /// `*p = min(*p, v)` atomically; returns the old value. T: int or unsigned.
+  template <class T>
+  CELLINT_HD T atomic_min(T* p, typename NoDeduce<T>::type v) const {
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned>,
+                  "cellint: atomic_min supports int and unsigned");
+#if defined(CELLINT_DEVICE_PASS)
+    return atomicMin(p, v);
+#else
+    (void)p;
+    (void)v;
+    return T{};
+#endif
+  }
+};
+
+/// Runs one block kernel: every thread calls `k(block)`. Kernels reach threadIdx & co. only
+/// through GpuBlock. No __launch_bounds__: the block size is a run-time choice, capped by
+/// Backend::max_threads_for.
+template <class Kernel>
+__global__ void block_kernel(Kernel k) {
+  GpuBlock b;
+  k(b);
+}
+
+/// Readable name of the kernel type, for error messages.
+template <class Kernel>
+std::string kernel_name() {
+  const char* mangled = typeid(Kernel).name();
+#if defined(CELLINT_DETAIL_HAS_CXXABI)
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  if (status == 0 && d) {
+    std::string s(d);
+    std::free(d);
+    return s;
+  }
+  std::free(d);
+#endif
+  return mangled;
+}
+
+/// "block kernel `K` (grid=G, block=B, shared_bytes=S)", for error messages.
+template <class Kernel>
+std::string describe_launch(const LaunchShape& shape) {
+  return cat("block kernel `", kernel_name<Kernel>(), "` (grid=", shape.grid,
+             ", block=", shape.block, ", shared_bytes=", shape.shared_bytes, ")");
+}
+
+/// "N bytes (X.X MiB)" or "(X.X GiB)", for memory messages.
+inline std::string gpu_bytes_text(std::size_t n) {
+  const double mib = static_cast<double>(n) / (1024.0 * 1024.0);
+  char buf[64];
+  if (mib >= 1024.0)
+    std::snprintf(buf, sizeof(buf), "%.1f GiB", mib / 1024.0);
+  else
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", mib);
+  return cat(n, " bytes (", buf, ")");
+}
+
+/// Hint appended to a launch error that the launch shape itself may explain.
+inline const char* gpu_launch_shape_hint(const LaunchShape& shape) {
+  if (shape.block == 0 || shape.block > 1024)
+    return ". The block size must be in [1, max_threads_per_block] (1024 on current GPUs)";
+  if (shape.grid > 2147483647u) return ". The grid must have fewer than 2^31 blocks";
+  return ". Check the launch shape against properties() (threads per block, shared memory)";
+}
+
+/// Checks done before every GPU launch that do not need the runtime.
+template <class Kernel>
+constexpr void check_block_kernel_type() {
+  static_assert(std::is_trivially_copyable_v<Kernel>,
+                "cellint: a block kernel is passed to the GPU by value and must be trivially "
+                "copyable (hold views and raw pointers, not owning containers)");
+}
+
+}  // namespace cellint::detail
