@@ -79,7 +79,11 @@ GridGeometry<Real, Dim> make_geometry(const Box<Real, Dim>& box, Real cutoff, Re
     const Real L = box.lengths[d];
     CELLINT_EXPECTS(std::isfinite(L) && L > 0 && std::isfinite(box.origin[d]),
                     "cellint: box length along ", axis_name[d], " must be positive and finite, got ", L);
-    const double n = std::floor(static_cast<double>(L) / static_cast<double>(w));
+    // A box built as k cells of width w in Real arithmetic must give k cells, not k-1 because of
+    // rounding: allow 4 ulps of Real. A cell may then be narrower than the cutoff by that much,
+    // which only matters for pairs whose distance already rounds either way in Real.
+    const double ratio = static_cast<double>(L) / static_cast<double>(w);
+    const double n = std::floor(ratio * (1.0 + 4.0 * std::numeric_limits<Real>::epsilon()));
     CELLINT_EXPECTS(n >= 1, "cellint: cutoff/cell width ", w, " is larger than the box along ",
                     axis_name[d], " (length ", L, "); enlarge the box or reduce the cutoff");
     CELLINT_EXPECTS(!box.periodic[d] || n >= 3, "cellint: periodic axis ", axis_name[d], " has length ", L,
