@@ -17,6 +17,9 @@ struct StrategyImpl<BruteForce> {
   template <class B, class R, int D, class F>
   static Support supports(const CellGrid<B, R, D>&, const F&, const DeviceProperties&, const Tuning&) {
     if (B::device_memory) return Support::no("brute-force runs on host memory (Host or Emulated backend)");
+    if (!FunctorTraits<F, R, D>::cutoff_test)
+      return Support::no("brute-force evaluates pairs within the cutoff; this functor asks for every candidate "
+                         "pair of the neighbour cells (cutoff_test = false), which only cell strategies define");
     return Support::yes();
   }
   template <class B, class R, int D, class F>
