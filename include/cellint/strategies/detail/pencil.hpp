@@ -1,0 +1,360 @@
+#pragma once
+// What X-pencil and X-pencil-reg (paper sections 5.2 and 5.3) share: the record a source particle
+// occupies in shared memory, the particle ranges of one X-pencil of cells (a row segment plus a
+// ghost cell at each end, wrapping around a periodic X face), staging such a pencil into shared
+// memory with its periodic image shift added once at copy time, the inner loop over a window of
+// staged sources, and the host-side sizing helpers.
+//
+// Shared-memory order of a staged pencil of target cells x0..x1-1 in row `row`:
+//   [left ghost, only when it wraps]  [cells max(x0-1,0) .. min(x1,nx-1): one contiguous range]
+//   [right ghost, only when it wraps]
+// so local cell k (global x = x0-1+k, k = 0..len+1) occupies [starts[k], starts[k+1]), and the
+// three source cells of a target in local cell k are the single window [starts[k-1], starts[k+2]).
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+
+#include "cellint/core/pair_functor.hpp"
+#include "cellint/grid/grid_view.hpp"
+
+#if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
+#define CELLINT_DETAIL_UNROLL _Pragma("unroll")
+#else
+#define CELLINT_DETAIL_UNROLL
+#endif
+
+namespace cellint::detail {
+
+/// Minimum of two indices (device code does not use std::min).
+CELLINT_HD constexpr Index pencil_min(Index a, Index b) { return a < b ? a : b; }
+/// Maximum of two indices.
+CELLINT_HD constexpr Index pencil_max(Index a, Index b) { return a < b ? b : a; }
+
+/// Position and (unless the functor is position-only) payload of one staged source particle.
+template <class Real, int Dim, class Payload,
+          bool HasPayload = !std::is_same<Payload, NoPayload>::value>
+struct StagedFields {
+  Real x[Dim];
+  Payload p;
+};
+template <class Real, int Dim, class Payload>
+struct StagedFields<Real, Dim, Payload, false> {
+  Real x[Dim];
+};
+
+/// Alignment that lets one staged record be read with one (or two) vector loads: 4, 8 or 16.
+template <class Fields>
+constexpr std::size_t staged_alignment() {
+  constexpr std::size_t raw = sizeof(Fields) <= 4 ? 4 : sizeof(Fields) <= 8 ? 8 : 16;
+  return raw > alignof(Fields) ? raw : alignof(Fields);
+}
+
+/// A staged source in shared memory: padded to 8 or a multiple of 16 bytes so that the inner
+/// loop reads it with vector loads (float 3D + 4-byte payload: one 16-byte load).
+template <class Real, int Dim, class Payload>
+struct alignas(staged_alignment<StagedFields<Real, Dim, Payload>>()) StagedParticle
+    : StagedFields<Real, Dim, Payload> {};
+
+/// Particle ranges of one staged X-pencil (see the file comment): a left ghost that wraps
+/// around the periodic X face, the contiguous middle, a right ghost that wraps.
+struct PencilSpan {
+  Index left_begin = 0, left_count = 0;    ///< wrapped left ghost (cell nx-1 of the row)
+  Index mid_begin = 0, mid_count = 0;      ///< cells mid_x .. mid_end_x-1 of the row
+  Index right_begin = 0, right_count = 0;  ///< wrapped right ghost (cell 0 of the row)
+  Index mid_x = 0, mid_end_x = 0;          ///< cell range of the middle
+  /// Particles of the staged pencil.
+  CELLINT_HD Index total() const { return left_count + mid_count + right_count; }
+};
+
+/// The pencil of target cells [x0, x1) of the row whose cell_start entries begin at `cs`.
+template <class Real, int Dim>
+CELLINT_HD inline PencilSpan pencil_span(const GridGeometry<Real, Dim>& g, const Index* cs,
+                                         Index x0, Index x1) {
+  const Index nx = g.cells[0];
+  PencilSpan s;
+  s.mid_x = x0 > 0 ? x0 - 1 : 0;
+  s.mid_end_x = x1 < nx ? x1 + 1 : nx;
+  s.mid_begin = cs[s.mid_x];
+  s.mid_count = cs[s.mid_end_x] - s.mid_begin;
+  if (g.box.periodic[0]) {
+    if (x0 == 0) {
+      s.left_begin = cs[nx - 1];
+      s.left_count = cs[nx] - s.left_begin;
+    }
+    if (x1 == nx) {
+      s.right_begin = cs[0];
+      s.right_count = cs[1] - s.right_begin;
+    }
+  }
+  return s;
+}
+
+/// Offset in the staged pencil of the boundary before global cell x (x0-1 <= x <= x1+1).
+CELLINT_HD inline Index pencil_boundary(const PencilSpan& s, const Index* cs, Index x) {
+  if (x < s.mid_x) return 0;
+  if (x > s.mid_end_x) return s.total();
+  return s.left_count + cs[x] - s.mid_begin;
+}
+
+/// The row at (y, z) when it lies in the grid or wraps around a periodic face (one period at
+/// most): its index y + ny * z and the image shift of its positions. False off an open face.
+template <class Real, int Dim>
+CELLINT_HD inline bool pencil_row(const GridGeometry<Real, Dim>& g, Index y, Index z, Index& row,
+                                  Vec<Real, Dim>& shift) {
+  for (int d = 0; d < Dim; ++d) shift[d] = Real(0);
+  const Index ny = g.cells[1];
+  if (y < 0 || y >= ny) {
+    if (!g.box.periodic[1]) return false;
+    shift[1] = y < 0 ? -g.box.lengths[1] : g.box.lengths[1];
+    y = y < 0 ? y + ny : y - ny;
+  }
+  Index nz = 1;
+  if constexpr (Dim == 3) {
+    nz = g.cells[2];
+    if (z < 0 || z >= nz) {
+      if (!g.box.periodic[2]) return false;
+      shift[2] = z < 0 ? -g.box.lengths[2] : g.box.lengths[2];
+      z = z < 0 ? z + nz : z - nz;
+    }
+  } else if (z != 0) {
+    return false;
+  }
+  row = y + ny * z;
+  return true;
+}
+
+/// One thread's share of staging a pencil, held in registers between the global loads and the
+/// shared-memory stores so that the loads of the next pencil overlap the computation on the
+/// current one. The thread copies slots tid + r x block_size (r < R) and boundary tid; slots
+/// beyond R x block_size (a pencil longer than the block expects) are copied directly by store().
+template <class Rec, int R>
+struct PencilCopy {
+  Rec rec[R];
+  Index slot[R];
+  Index boundary;
+
+  /// Loads this thread's records of the staged pencil `s` (target cells x0 .. x0+len-1 of the
+  /// row whose cell_start entries begin at `cs`), adding `shift` to every position and -/+ the
+  /// box length along X to the wrapped ghosts. Sources with a global index in
+  /// [skip_begin, skip_end) are left out: their owners write them from registers.
+  template <class T, class F, class Real, int Dim, class Block>
+  CELLINT_HD CELLINT_INLINE void load(const Block& b, const GridView<Real, Dim>& v, const F& f,
+                                      const PencilSpan& s, const Index* cs, Index x0, Index len,
+                                      const Vec<Real, Dim>& shift, Index skip_begin,
+                                      Index skip_end) {
+    const Index tid = static_cast<Index>(b.thread_rank());
+    const Index bs = static_cast<Index>(b.block_size());
+    CELLINT_DETAIL_UNROLL
+    for (int r = 0; r < R; ++r) {
+      slot[r] = -1;
+      const Index i = tid + r * bs;
+      if (i < s.total()) fetch<T>(v, f, s, shift, skip_begin, skip_end, i, rec[r], slot[r]);
+    }
+    boundary = tid <= len + 2 ? pencil_boundary(s, cs, x0 - 1 + tid) : 0;
+  }
+
+  /// Writes what load() fetched into `buf` and `starts`, and copies the rest of the pencil (same
+  /// arguments as load()). No barrier inside.
+  template <class T, class F, class Real, int Dim, class Block>
+  CELLINT_HD CELLINT_INLINE void store(const Block& b, const GridView<Real, Dim>& v, const F& f,
+                                       const PencilSpan& s, const Index* cs, Index x0, Index len,
+                                       const Vec<Real, Dim>& shift, Index skip_begin,
+                                       Index skip_end, Rec* buf, Index* starts) const {
+    const Index tid = static_cast<Index>(b.thread_rank());
+    const Index bs = static_cast<Index>(b.block_size());
+    CELLINT_DETAIL_UNROLL
+    for (int r = 0; r < R; ++r)
+      if (slot[r] >= 0) buf[slot[r]] = rec[r];
+    for (Index i = tid + R * bs; i < s.total(); i += bs) {
+      Rec x;
+      Index at = -1;
+      fetch<T>(v, f, s, shift, skip_begin, skip_end, i, x, at);
+      if (at >= 0) buf[at] = x;
+    }
+    if (tid <= len + 2) starts[tid] = boundary;
+    for (Index k = tid + bs; k <= len + 2; k += bs) starts[k] = pencil_boundary(s, cs, x0 - 1 + k);
+  }
+
+  /// Record `i` of the staged pencil (at = i), or nothing (at unchanged) when it is skipped.
+  template <class T, class F, class Real, int Dim>
+  CELLINT_HD CELLINT_INLINE static void fetch(const GridView<Real, Dim>& v, const F& f,
+                                              const PencilSpan& s, const Vec<Real, Dim>& shift,
+                                              Index skip_begin, Index skip_end, Index i, Rec& out,
+                                              Index& at) {
+    const Index mid_end = s.left_count + s.mid_count;
+    Index g;
+    Real sx = shift[0];
+    if (i < s.left_count) {
+      g = s.left_begin + i;
+      sx -= v.geo.box.lengths[0];
+    } else if (i < mid_end) {
+      g = s.mid_begin + (i - s.left_count);
+      if (g >= skip_begin && g < skip_end) return;
+    } else {
+      g = s.right_begin + (i - mid_end);
+      sx += v.geo.box.lengths[0];
+    }
+    out.x[0] = v.pos[0][g] + sx;
+    for (int d = 1; d < Dim; ++d) out.x[d] = v.pos[d][g] + shift[d];
+    if constexpr (!T::position_only) out.p = T::load(f, v, g);
+    at = i;
+  }
+};
+
+/// Records each thread prefetches into registers (PencilCopy).
+inline constexpr int pencil_prefetch = 2;
+
+/// Writes a target held in registers (position xt, payload pt, global index t in the middle
+/// of the staged pencil `s`) into its shared-memory slot.
+template <class T, class Real, int Dim, class Rec>
+CELLINT_HD CELLINT_INLINE void stage_from_registers(const PencilSpan& s, Index t,
+                                                    const Vec<Real, Dim>& xt,
+                                                    const typename T::Payload& pt, Rec* buf) {
+  Rec r;
+  for (int d = 0; d < Dim; ++d) r.x[d] = xt[d];
+  if constexpr (!T::position_only) r.p = pt;
+  (void)pt;
+  buf[s.left_count + (t - s.mid_begin)] = r;
+}
+
+/// Local cell (1 .. len) of the staged slot `slot`: the last k with starts[k] <= slot.
+CELLINT_HD inline Index staged_cell(const Index* starts, Index len, Index slot) {
+  Index lo = 1, hi = len;
+  while (lo < hi) {
+    const Index mid = (lo + hi + 1) / 2;
+    if (starts[mid] <= slot)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/// The inner loop: accumulates into `acc` the staged sources [lo, hi) of `buf` for the target
+/// at xt with payload pt. Staged positions already carry their image shift.
+template <class T, class F, class Real, int Dim, class Rec>
+CELLINT_HD CELLINT_INLINE void accumulate_staged(const F& f, const Rec* buf, Index lo, Index hi,
+                                                 const Vec<Real, Dim>& xt,
+                                                 const typename T::Payload& pt, Real rc2,
+                                                 typename T::Accum& acc) {
+  for (Index j = lo; j < hi; ++j) {
+    const Rec r = buf[j];
+    Vec<Real, Dim> dr;
+    for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - r.x[d];
+    const Real r2 = norm2(dr);
+    if (!T::cutoff_test || r2 < rc2) {
+      if constexpr (T::position_only)
+        f(acc, pt, pt, dr, r2);
+      else
+        f(acc, pt, r.p, dr, r2);
+    }
+  }
+}
+
+/// Shared-memory layout of the pencil strategies: `buffers` staging buffers of `capacity`
+/// records, then `buffers` arrays of `starts_len` cell boundaries, then `extra` Index values.
+struct PencilLayout {
+  Index capacity = 0;     ///< records per staging buffer: M_C x (cells + 2)
+  Index starts_len = 0;   ///< boundaries per buffer: cells + 3
+  Index extra = 0;        ///< trailing Index values (X-pencil-reg: row offsets)
+  int buffers = 1;        ///< 2: double buffering (one barrier per pencil instead of two)
+  std::size_t bytes = 0;  ///< dynamic shared memory in total
+
+  /// The layout for `cells` target cells along X with `per_cell` (M_C) particles per cell.
+  template <class Rec>
+  static PencilLayout make(Index cells, Index per_cell, int buffers, Index extra = 0) {
+    PencilLayout l;
+    l.capacity = per_cell * (cells + 2);
+    l.starts_len = cells + 3;
+    l.extra = extra;
+    l.buffers = buffers;
+    const std::size_t ints =
+        static_cast<std::size_t>(buffers) * l.starts_len + static_cast<std::size_t>(extra);
+    l.bytes = static_cast<std::size_t>(buffers) * l.capacity * sizeof(Rec) +
+              (ints * sizeof(Index) + 15) / 16 * 16;
+    return l;
+  }
+  /// Staging buffer k (0 or 1).
+  template <class Rec>
+  CELLINT_HD Rec* buffer(unsigned char* base, int k) const {
+    return reinterpret_cast<Rec*>(base) + static_cast<std::size_t>(k) * capacity;
+  }
+  /// Boundary array k (0 or 1).
+  template <class Rec>
+  CELLINT_HD Index* starts(unsigned char* base, int k) const {
+    return reinterpret_cast<Index*>(reinterpret_cast<Rec*>(base) +
+                                    static_cast<std::size_t>(buffers) * capacity) +
+           k * starts_len;
+  }
+  /// The trailing Index values.
+  template <class Rec>
+  CELLINT_HD Index* tail(unsigned char* base) const {
+    return starts<Rec>(base, 0) + buffers * starts_len;
+  }
+};
+
+/// Largest number of target cells along X whose layout fits `budget` bytes (0 if none).
+template <class Rec>
+inline Index pencil_cells_that_fit(std::size_t budget, Index per_cell, int buffers,
+                                   Index extra = 0) {
+  // bytes(c) grows with c: solve approximately, then correct.
+  const std::size_t per = static_cast<std::size_t>(buffers) *
+                          (static_cast<std::size_t>(per_cell) * sizeof(Rec) + sizeof(Index));
+  Index c = static_cast<Index>(std::min<std::size_t>(budget / (per ? per : 1), 1u << 30));
+  while (c > 0 && PencilLayout::make<Rec>(c, per_cell, buffers, extra).bytes > budget) --c;
+  // make() also counts the two ghosts: the estimate above ignored them, so c is an upper bound
+  return c;
+}
+
+/// Threads a block may have for kernel K on backend B (register limit included), a multiple of
+/// the warp size.
+template <class B, class K>
+inline unsigned pencil_thread_cap(const DeviceProperties& p, const K& k) {
+  unsigned cap = static_cast<unsigned>(std::max(1, std::min(p.max_threads_per_block, 1024)));
+  if constexpr (B::is_gpu_like)
+    cap = std::min(cap, static_cast<unsigned>(std::max(1, B::max_threads_for(k))));
+  const unsigned w = static_cast<unsigned>(B::warp_size);
+  return cap >= w ? cap / w * w : cap;
+}
+
+/// The targets a block should expect from `cells` cells when the grid holds `mean` particles per
+/// cell on average: the mean of a Poisson count plus three standard deviations (blocks with
+/// more, e.g. around clusters, take extra passes), at most cells x M_C.
+inline long pencil_expected_targets(double mean, long cells, long per_cell) {
+  const double mu = mean * static_cast<double>(cells);
+  const long e = static_cast<long>(std::ceil(mu + 3 * std::sqrt(mu) + 1));
+  return std::max<long>(1, std::min(e, cells * per_cell));
+}
+
+/// Block size the pencil strategies aim at by default: measured on an H200 (paper grids, float
+/// LJ), blocks of at most 512 threads beat larger ones that hold a longer pencil.
+inline constexpr unsigned pencil_preferred_threads = 512;
+
+/// The preferred block size for a kernel whose register use allows `cap` threads per block:
+/// 512, or half of `cap` when that is less, so that two blocks' registers fit a multiprocessor
+/// (X-pencil-reg at 91 registers a thread, 32^3 cells x 10 on an H100: 281 us with 384 threads
+/// per block, one block per multiprocessor, against 225 us with 128).
+template <class B>
+inline unsigned pencil_preferred(unsigned cap) {
+  const unsigned w = static_cast<unsigned>(B::warp_size);
+  const unsigned half = cap / 2 / w * w;
+  return std::min(pencil_preferred_threads, std::max(w, half));
+}
+
+/// Pencils (sub-boxes) per multiprocessor below which the default rules shorten them: the
+/// paper shrinks below one; measured on an H200 (paper grids, float LJ), blocks here are short
+/// and latency-bound and four per multiprocessor run faster (8^3 cells x 100: 216 us at L = 1
+/// against 282 us at L = 3; elsewhere within 5% of the best pencil length).
+inline constexpr int pencil_blocks_per_sm = 4;
+
+/// `n` rounded up to a multiple of the warp size, at most `cap`.
+template <class B>
+inline unsigned pencil_round_threads(long n, unsigned cap) {
+  const long w = B::warp_size;
+  const long r = std::max<long>(w, (n + w - 1) / w * w);
+  return static_cast<unsigned>(std::min<long>(r, cap));
+}
+
+}  // namespace cellint::detail
