@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The whole benchmark campaign on one CUDA GPU in one call (sized for an H100: about 6 minutes
+# including the build; every part is also bounded by a time budget so the call ends in time).
+#
+#   bash benchmarks/run_device.sh [PART ...]
+#
+# PART (default: all = build ceilings paper cost scaling):
+#   build     configure + build interaction_bench_cuda and ceilings (Release, sm_90, -j16)
+#   ceilings  measured FP32 FMA rate and device-memory bandwidth         -> ceilings.json
+#   paper     paper section 7: d in 2..32, 1/10/100 per cell, float, 3D, every strategy + Auto,
+#             functors paper (LennardJonesPaper) and lj (force with cutoff test)
+#                                                                          -> interaction_paper.json
+#   cost      paper Fig. 8 cost variants cheap / paper / lj150 on d in {4,16,32} x {1,10,100}
+#                                                                          -> interaction_cost.json
+#   scaling   N = 1e3 .. 1e8 at 10 per cell (stops at the memory limit)   -> interaction_scaling.json
+# Everything goes to $OUT (default benchmarks/results/run-<UTC date>) with run_device.log.
+#
+# Environment:
+#   OUT                  output folder
+#   BUILD_DIR            build folder [/tmp/cellint-bench-build]
+#   CELLINT_BUILD_TESTS  passed to CMake [OFF] (the device machine has no Catch2)
+#   CUDA_ARCH            CMAKE_CUDA_ARCHITECTURES [90]
+#   CELLINT_BENCH_BIN    folder holding prebuilt interaction_bench_cuda and ceilings: skip the build
+#   CELLINT_COMMIT       commit recorded in the JSON (else git rev-parse, else "unknown")
+#   BUDGET_S             seconds the whole script may take [560]
+#   BENCH_ARGS           extra arguments for every interaction_bench_cuda call
+#   JOBS                 build parallelism [16]
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+t_start=$(date +%s)
+BUDGET_S=${BUDGET_S:-560}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=${OUT:-$here/benchmarks/results/run-$stamp}
+BUILD_DIR=${BUILD_DIR:-/tmp/cellint-bench-build}
+CUDA_ARCH=${CUDA_ARCH:-90}
+JOBS=${JOBS:-16}
+BENCH_ARGS=${BENCH_ARGS:-}
+mkdir -p "$OUT"
+log="$OUT/run_device.log"
+exec > >(tee -a "$log") 2>&1
+
+if [ -z "${CELLINT_COMMIT:-}" ]; then
+  CELLINT_COMMIT=$(git -C "$here" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+fi
+export CELLINT_COMMIT
+
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(all)
+want() {
+  local p
+  for p in "${parts[@]}"; do [ "$p" = "$1" ] || [ "$p" = all ] && return 0; done
+  return 1
+}
+for p in "${parts[@]}"; do
+  case $p in build|ceilings|paper|cost|scaling|all) ;; *) echo "run_device.sh: unknown part '$p'"; exit 2 ;; esac
+done
+
+elapsed() { echo $(( $(date +%s) - t_start )); }
+left() { echo $(( BUDGET_S - $(elapsed) )); }
+say() { printf '[run_device %4ss] %s\n' "$(elapsed)" "$*"; }
+
+# Estimated seconds per part on an H100 (printed up front; the budget enforces the bound).
+declare -A est=([build]=150 [ceilings]=10 [paper]=120 [cost]=80 [scaling]=80)
+total=0
+for p in build ceilings paper cost scaling; do
+  if want $p; then
+    if [ $p = build ] && [ -n "${CELLINT_BENCH_BIN:-}" ]; then continue; fi
+    total=$(( total + ${est[$p]} ))
+  fi
+done
+say "parts: ${parts[*]}; estimate ~${total}s on an H100; budget ${BUDGET_S}s; commit $CELLINT_COMMIT; out $OUT"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 | sed 's/^/  /'
+
+status=0
+# run_part NAME SECONDS_RESERVED_FOR_LATER_PARTS CMD...: runs CMD with the time that is left.
+run_part() {
+  local name=$1 reserve=$2
+  shift 2
+  local t=$(( $(left) - reserve ))
+  if [ $t -lt 15 ]; then
+    say "SKIP $name: only $(left)s of the budget left"
+    status=1
+    return
+  fi
+  say "START $name (limit ${t}s): $*"
+  local t0=$(date +%s)
+  timeout -k 5 "$t" "$@"
+  local rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    say "TIMEOUT $name after $(( $(date +%s) - t0 ))s (partial JSON kept)"
+    status=1
+  elif [ $rc -eq 77 ]; then
+    say "SKIPPED $name: no usable GPU"
+    status=1
+  elif [ $rc -ne 0 ]; then
+    say "DONE $name with exit code $rc after $(( $(date +%s) - t0 ))s (1 = check failures or errors: see above)"
+    status=1
+  else
+    say "DONE $name in $(( $(date +%s) - t0 ))s"
+  fi
+}
+
+# ---- build -------------------------------------------------------------------------------------
+if [ -n "${CELLINT_BENCH_BIN:-}" ]; then
+  BIN=$CELLINT_BENCH_BIN
+  say "using prebuilt binaries in $BIN"
+else
+  BIN=$BUILD_DIR/benchmarks
+  if want build || [ ! -x "$BIN/interaction_bench_cuda" ]; then
+    say "configure + build in $BUILD_DIR (-j$JOBS)"
+    t0=$(date +%s)
+    if ! cmake -S "$here" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCELLINT_ENABLE_CUDA=ON \
+         -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DCELLINT_BUILD_TESTS="${CELLINT_BUILD_TESTS:-OFF}" \
+         -DCELLINT_BUILD_EXAMPLES=OFF -DCELLINT_BUILD_BENCHMARKS=ON >"$BUILD_DIR.configure.log" 2>&1; then
+      tail -n 40 "$BUILD_DIR.configure.log"
+      say "configure FAILED"
+      exit 1
+    fi
+    if ! timeout $(( $(left) - 30 )) cmake --build "$BUILD_DIR" -j"$JOBS" --target interaction_bench_cuda ceilings \
+         >"$BUILD_DIR.build.log" 2>&1; then
+      grep -E "error|Error" "$BUILD_DIR.build.log" | head -n 40
+      tail -n 20 "$BUILD_DIR.build.log"
+      say "build FAILED"
+      exit 1
+    fi
+    grep -iE "warning" "$BUILD_DIR.build.log" | sort -u | head -n 20
+    say "built in $(( $(date +%s) - t0 ))s"
+  fi
+fi
+for b in interaction_bench_cuda ceilings; do
+  [ -x "$BIN/$b" ] || { say "missing $BIN/$b"; exit 1; }
+done
+
+# ---- runs ----------------------------------------------------------------------------------------
+# Each part may use what is left of the budget minus a reserve for the parts after it, so that a
+# slow part cannot starve the rest (a part cut short keeps the JSON written so far).
+declare -A floor_s=([paper]=90 [cost]=60 [scaling]=60)
+reserve_after() {  # reserve_after PART: the floors of the wanted parts that follow PART
+  local r=0 seen=0 p
+  for p in ceilings paper cost scaling; do
+    if [ $seen -eq 1 ] && want $p; then r=$(( r + ${floor_s[$p]:-0} )); fi
+    [ $p = "$1" ] && seen=1
+  done
+  echo $r
+}
+ceil="$OUT/ceilings.json"
+ceil_arg=()
+if want ceilings; then
+  run_part ceilings "$(reserve_after ceilings)" "$BIN/ceilings" --json "$ceil"
+fi
+[ -f "$ceil" ] && ceil_arg=(--ceilings "$ceil")
+
+if want paper; then
+  # shellcheck disable=SC2086
+  run_part paper "$(reserve_after paper)" "$BIN/interaction_bench_cuda" --label paper --strategy all,auto \
+    --functor paper,lj --cells 2,4,8,16,32 --ppc 1,10,100 --precision float --dim 3 --reps 200 --batches 5 \
+    "${ceil_arg[@]}" --json "$OUT/interaction_paper.json" $BENCH_ARGS
+fi
+if want cost; then
+  # shellcheck disable=SC2086
+  run_part cost "$(reserve_after cost)" "$BIN/interaction_bench_cuda" --label cost --strategy all \
+    --functor cheap,paper,lj150 --cells 4,16,32 --ppc 1,10,100 --precision float --dim 3 --reps 200 --batches 5 \
+    "${ceil_arg[@]}" --json "$OUT/interaction_cost.json" $BENCH_ARGS
+fi
+if want scaling; then
+  # shellcheck disable=SC2086
+  run_part scaling 5 "$BIN/interaction_bench_cuda" --label scaling --scaling --scaling-min 1e3 --scaling-max 1e8 \
+    --ppc 10 --strategy all,auto --functor paper --precision float --dim 3 --reps 200 --batches 5 --max-ms 1000 \
+    "${ceil_arg[@]}" --json "$OUT/interaction_scaling.json" $BENCH_ARGS
+fi
+
+say "finished (status $status); files in $OUT:"
+ls -l "$OUT" | sed 's/^/  /'
+exit $status
