@@ -1,0 +1,716 @@
+#pragma once
+/// @file
+/// Lennard-Jones molecular dynamics with cellint: the LAMMPS `bench/in.lj` melt (fcc lattice at
+/// rho* = 0.8442, T* = 1.44, r_c = 2.5 sigma, velocity Verlet NVE, dt = 0.005) written against
+/// the library's public interface only.
+///
+/// How the state is kept, and why:
+///  - Positions live in the CellGrid, in its sorted (cell) order, on the backend. The
+///    integrator moves them in place through `grid.positions(d)`, then `grid.rebuild()` re-bins.
+///  - Velocities are *attached attributes* of the grid (one array per axis), so every rebuild
+///    permutes them together with the positions: slot i of every array is always the same atom.
+///  - Forces (with per-atom energy and virial) come from `interact()` into a backend buffer of
+///    `LennardJones::Accum`, in the same sorted order. They need no permutation: the step below
+///    re-bins *between* the two half kicks, after the old forces were last used.
+///  - Nothing is copied to the host during a step except the two small values rebuild() reads
+///    (the largest cell count and the bad-input flag), one flag per step with a skin, and 3 x 256
+///    partial sums on thermo steps (the reduction runs on the backend).
+///
+/// One time step (velocity Verlet):
+///   v += dt/2 F/m;  x += dt v;   (kick + drift, one kernel)
+///   rebuild the grid              (every step by default; see Options::skin)
+///   F = interact(grid, lj)        (Auto picks the fastest strategy once, then reuses it)
+///   v += dt/2 F/m                 (kick)
+///
+/// Every per-atom loop is a functor run by `detail::parallel_for<Backend>`, so the same code runs
+/// on the Host backend (OpenMP) and on GPUs; this file has no backend-specific code.
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cellint/cellint.hpp"
+
+namespace lj {
+
+using cellint::Index;
+
+/// Parameters of a run (the command-line options of cellint_lj). Defaults reproduce LAMMPS's
+/// bench/in.lj: 20x20x20 fcc unit cells = 32,000 atoms, 100 steps.
+struct Options {
+  int cells = 20;             ///< fcc unit cells per box side (4 atoms each; at least 5)
+  double density = 0.8442;    ///< reduced number density rho* (sets the lattice constant)
+  double temperature = 1.44;  ///< initial temperature T*
+  double cutoff = 2.5;        ///< cutoff r_c in units of sigma
+  double dt = 0.005;          ///< time step in units of tau
+  int steps = 100;            ///< time steps to run
+  int thermo = 10;            ///< thermo output every N steps (0: first and last step only)
+  bool shifted = false;       ///< shift the potential to 0 at r_c (LAMMPS lj/cut does not)
+  double skin = 0;            ///< 0: re-bin every step; > 0: cells of width r_c + skin, re-bin
+                              ///< only when an atom moved more than skin/2 since the last one
+  std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
+  std::string backend = "auto";      ///< host | cuda | emulated | auto
+  std::string strategy = "auto";     ///< auto, or a strategy name (cellint::to_string)
+  std::string xyz;                   ///< extended-XYZ trajectory file (empty: none)
+  int every = 0;                     ///< XYZ frame every N steps (0: the final configuration only)
+  int seed = 87287;                  ///< velocity seed (LAMMPS's `velocity ... loop geom` scheme)
+  int equilibrate = 0;               ///< steps before the drift reference E(start) is taken
+  double check_drift = -1;           ///< exit 1 if |E(end) - E(start)| per atom > this (< 0: off)
+  std::string json;                  ///< summary file (empty: none)
+};
+
+/// One line of thermo output; energies are per atom, as LAMMPS prints them in lj units.
+struct Thermo {
+  long step = 0;       ///< time step
+  double temp = 0;     ///< temperature, 2 KE / (3N - 3)
+  double e_pair = 0;   ///< potential energy per atom
+  double tot_eng = 0;  ///< total energy per atom
+  double press = 0;    ///< pressure, (2 KE + W) / (3 V), W = sum over pairs of r.F
+};
+
+/// What a run measured (also written to the JSON summary).
+struct Result {
+  Index atoms = 0;                  ///< number of atoms
+  double loop_s = 0;                ///< wall time of the time-step loop
+  double loop_tuning_s = 0;         ///< part of it Auto spent timing strategies (new M_C bucket)
+  double atom_steps_per_s = 0;      ///< atoms x steps / (loop_s - loop_tuning_s)
+  double atom_steps_per_s_raw = 0;  ///< atoms x steps / loop_s
+  long rebuilds = 0;                ///< grid rebuilds in the loop
+  std::string strategy;             ///< strategy of the last interact() call
+  bool strategy_changed = false;    ///< Auto switched strategy during the run
+  double tuning_s = 0;              ///< time Auto spent timing strategies in the setup
+  Index max_per_cell_start = 0;     ///< M_C, the fullest cell's atom count, at step 0
+  Index max_per_cell_end = 0;       ///< M_C after the last step
+  std::vector<Thermo> thermo;       ///< every thermo line
+  long drift_from = 0;              ///< step of E(start)
+  double e_start = 0, e_end = 0;    ///< total energy per atom at drift_from and at the end
+  double drift = 0;                 ///< |e_end - e_start|
+  double max_dev = 0;               ///< largest |E - E(start)| at thermo lines after drift_from
+
+  double pair_s = 0, neigh_s = 0, integrate_s = 0, output_s = 0;  ///< net loop time by phase
+};
+
+// ---- initial state (host, user order) -----------------------------------------------------------
+
+namespace detail {
+
+/// The per-atom random stream of LAMMPS's `velocity all create T seed loop geom`: a Park-Miller
+/// "minimal standard" generator (16807 x mod 2^31 - 1) whose state is a Jenkins one-at-a-time hash
+/// of the seed and the atom's coordinates, warmed up by 5 draws. Seeding from the coordinates
+/// makes the velocities independent of atom order and processor count, and following the same
+/// scheme gives this program the very velocities LAMMPS starts in.lj with, so the two runs can be
+/// compared step by step.
+class GeomRandom {
+ public:
+  GeomRandom(int seed, const double (&x)[3]) {
+    std::uint32_t h = 0;
+    auto mix = [&h](const void* p, std::size_t n) {
+      const signed char* c = static_cast<const signed char*>(p);  // LAMMPS hashes (signed) chars
+      for (std::size_t i = 0; i < n; ++i) {
+        h += static_cast<std::uint32_t>(static_cast<int>(c[i]));
+        h += h << 10;
+        h ^= h >> 6;
+      }
+    };
+    mix(&seed, sizeof seed);
+    mix(x, sizeof x);
+    h += h << 3;
+    h ^= h >> 11;
+    h += h << 15;
+    state_ = static_cast<int>(h & 0x7ffffffu);  // 27 bits, as LAMMPS keeps them
+    if (state_ == 0) state_ = 1;
+    for (int i = 0; i < 5; ++i) uniform();
+  }
+  /// Uniform in (0, 1).
+  double uniform() {
+    const int k = state_ / 127773;
+    state_ = 16807 * (state_ - k * 127773) - 2836 * k;
+    if (state_ < 0) state_ += 2147483647;
+    return state_ * (1.0 / 2147483647);
+  }
+
+ private:
+  int state_ = 1;
+};
+
+}  // namespace detail
+
+/// Atoms on an fcc lattice and their initial velocities, in the user's (creation) order.
+struct Lattice {
+  double a = 0;              ///< lattice constant, (4 / rho)^(1/3)
+  double box = 0;            ///< box edge, cells x a
+  std::vector<double> x[3];  ///< positions
+  std::vector<double> v[3];  ///< velocities
+};
+
+/// Builds `o.cells`^3 fcc unit cells (LAMMPS `lattice fcc rho` + `create_atoms`: same positions
+/// bit for bit, same order) and draws velocities as `velocity all create T seed loop geom` does:
+/// uniform components in [-0.5, 0.5) per atom, total momentum removed, then scaled so that the
+/// temperature is exactly T with 3N - 3 degrees of freedom.
+inline Lattice make_fcc(const Options& o) {
+  Lattice l;
+  l.a = std::pow(4.0 / o.density, 1.0 / 3.0);
+  l.box = o.cells * l.a;
+  static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+  const std::size_t n = 4 * static_cast<std::size_t>(o.cells) * o.cells * o.cells;
+  for (int d = 0; d < 3; ++d) {
+    l.x[d].reserve(n);
+    l.v[d].reserve(n);
+  }
+  double p[3] = {0, 0, 0};
+  for (int k = 0; k < o.cells; ++k)
+    for (int j = 0; j < o.cells; ++j)
+      for (int i = 0; i < o.cells; ++i)
+        for (const auto& b : basis) {
+          const double x[3] = {(i + b[0]) * l.a, (j + b[1]) * l.a, (k + b[2]) * l.a};
+          detail::GeomRandom r(o.seed, x);
+          for (int d = 0; d < 3; ++d) {
+            l.x[d].push_back(x[d]);
+            l.v[d].push_back(r.uniform() - 0.5);  // unit mass: no 1/sqrt(m) factor
+            p[d] += l.v[d].back();
+          }
+        }
+  double v2 = 0;
+  for (int d = 0; d < 3; ++d)
+    for (double& v : l.v[d]) {
+      v -= p[d] / static_cast<double>(n);
+      v2 += v * v;
+    }
+  const double t = v2 / (3.0 * static_cast<double>(n) - 3.0);
+  const double scale = std::sqrt(o.temperature / t);
+  for (int d = 0; d < 3; ++d)
+    for (double& v : l.v[d]) v *= scale;
+  return l;
+}
+
+// ---- per-atom kernels (one functor per loop; run by parallel_for on any backend) ----------------
+
+// [lj-kick-drift]
+/// First half of velocity Verlet: v += dt/2 F/m, then x += dt v.
+template <class Real, class Acc, class Accum>
+struct KickDrift {
+  Real* x[3];
+  Acc* v[3];
+  const Accum* f;
+  Acc half_dt_over_m, dt;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    for (int d = 0; d < 3; ++d) {
+      const Acc vi = v[d][i] + half_dt_over_m * f[i].force[d];
+      v[d][i] = vi;
+      x[d][i] += static_cast<Real>(dt * vi);
+    }
+  }
+};
+// [lj-kick-drift]
+
+/// Second half of velocity Verlet: v += dt/2 F/m with the new forces.
+template <class Acc, class Accum>
+struct Kick {
+  Acc* v[3];
+  const Accum* f;
+  Acc half_dt_over_m;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    for (int d = 0; d < 3; ++d) v[d][i] += half_dt_over_m * f[i].force[d];
+  }
+};
+
+/// First stage of the thermo sums: lane k writes out[3k + 0..2] = its share of the sums over atoms
+/// of v^2, potential energy and virial, in double. On GPU-like backends lane k takes atoms k,
+/// k + lanes, ... (neighbouring threads read neighbouring atoms); on the CPU a contiguous range.
+/// No atomics: the result does not depend on thread timing.
+template <class Acc, class Accum>
+struct ThermoPartials {
+  const Acc* v[3];
+  const Accum* f;
+  Index n, lanes;
+  bool strided;
+  double* out;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index lane) const {
+    double v2 = 0, pe = 0, w = 0;
+    const Index begin =
+        strided ? lane : static_cast<Index>(static_cast<long long>(n) * lane / lanes);
+    const Index end =
+        strided ? n : static_cast<Index>(static_cast<long long>(n) * (lane + 1) / lanes);
+    const Index step = strided ? lanes : 1;
+    for (Index i = begin; i < end; i += step) {
+      for (int d = 0; d < 3; ++d) v2 += static_cast<double>(v[d][i]) * static_cast<double>(v[d][i]);
+      pe += static_cast<double>(f[i].energy);
+      w += static_cast<double>(f[i].virial);
+    }
+    out[3 * lane + 0] = v2;
+    out[3 * lane + 1] = pe;
+    out[3 * lane + 2] = w;
+  }
+};
+
+/// Second stage: lane k of `lanes` sums the triples k, k + lanes, ... of the first stage's `n`.
+struct SumTriples {
+  const double* in;
+  Index n, lanes;
+  double* out;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index lane) const {
+    double s[3] = {0, 0, 0};
+    for (Index i = lane; i < n; i += lanes)
+      for (int q = 0; q < 3; ++q) s[q] += in[3 * i + q];
+    for (int q = 0; q < 3; ++q) out[3 * lane + q] = s[q];
+  }
+};
+
+/// Sets *moved to 1 when some atom moved farther than sqrt(limit2) since the last rebuild.
+template <class Real>
+struct MovedTooFar {
+  const Real* x[3];
+  const Real* ref[3];
+  Real limit2;
+  unsigned* moved;
+  template <class A>
+  CELLINT_HD void operator()(A& atomics, Index i) const {
+    Real r2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      const Real dx = x[d][i] - ref[d][i];
+      r2 += dx * dx;
+    }
+    if (r2 > limit2) atomics.atomic_max(moved, 1u);
+  }
+};
+
+// ---- the simulation -----------------------------------------------------------------------------
+
+/// Reads a strategy name ("auto", "x-pencil", "cell-loop-half", ...).
+/// @throws std::invalid_argument listing the valid names
+inline cellint::StrategyKind parse_strategy(const std::string& s) {
+  std::string names;
+  for (int k = 0; k <= static_cast<int>(cellint::StrategyKind::Auto); ++k) {
+    const auto kind = static_cast<cellint::StrategyKind>(k);
+    if (s == cellint::to_string(kind)) return kind;
+    names += std::string(k ? ", " : "") + cellint::to_string(kind);
+  }
+  throw std::invalid_argument("unknown strategy '" + s + "' (one of: " + names + ")");
+}
+
+/// An LJ system of `Real` positions (float or double) and `Acc` velocities, forces and energy
+/// sums on `Backend`.
+template <class Backend, class Real, class Acc>
+class Simulation {
+ public:
+  using Grid = cellint::CellGrid<Backend, Real, 3>;
+  using Potential = cellint::LennardJones<Real, 3, Acc>;
+  using Accum = typename Potential::Accum;
+
+  /// Builds the lattice, bins it and attaches the velocities.
+  explicit Simulation(const Options& o)
+      : o_(o),
+        lattice_(make_fcc(o)),
+        grid_(cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lattice_.box), true),
+              static_cast<Real>(o.cutoff), grid_options(o)),
+        lj_(Potential::make(Real(1), Real(1), static_cast<Real>(o.cutoff), o.shifted)),
+        strategy_(parse_strategy(o.strategy)) {
+    // [lj-setup]
+    n_ = static_cast<Index>(lattice_.x[0].size());
+    std::vector<Real> x[3];
+    for (int d = 0; d < 3; ++d) x[d].assign(lattice_.x[d].begin(), lattice_.x[d].end());
+    grid_.build({x[0].data(), x[1].data(), x[2].data()}, n_);
+    for (int d = 0; d < 3; ++d) {
+      std::vector<Acc> v(lattice_.v[d].begin(), lattice_.v[d].end());
+      vel_[d] = grid_.template attach<Acc>(v.data());
+    }
+    forces_.resize(static_cast<std::size_t>(n_));
+    // [lj-setup]
+    partials_.resize(3 * (Index(1) << 16));
+    totals_.resize(3 * 256);
+    moved_.resize(1);
+    if (o_.skin > 0)
+      for (auto& r : ref_) r.resize(static_cast<std::size_t>(n_));
+    volume_ = lattice_.box * lattice_.box * lattice_.box;
+  }
+
+  /// Number of atoms.
+  Index size() const { return n_; }
+  /// The grid (geometry, sorted arrays).
+  const Grid& grid() const { return grid_; }
+
+  /// Runs o.steps steps with thermo output on stdout (and XYZ frames when asked).
+  Result run() {
+    Result res;
+    res.atoms = n_;
+    res.max_per_cell_start = grid_.max_per_cell();
+    typename Backend::Timer t_int(grid_.stream()), t_neigh(grid_.stream()), t_pair(grid_.stream());
+
+    // setup: forces of the initial configuration (Auto tunes here, outside the timed loop)
+    if (o_.skin > 0) save_reference();
+    compute_forces();
+    const double setup_tuning_s = tuning_s_;
+    FILE* xyz = open_xyz();
+    thermo_header();
+    record(res, 0);
+    if (xyz && (o_.every > 0 || o_.steps == 0)) write_xyz(xyz, 0);
+    res.drift_from = std::min<long>(o_.equilibrate, o_.steps);
+    if (res.drift_from == 0) res.e_start = res.thermo.back().tot_eng;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long step = 1; step <= o_.steps; ++step) {
+      // [lj-step] one velocity-Verlet step (docs/lj.md quotes this block)
+      t_int.start();
+      kick_drift();
+      t_int.stop();
+
+      t_neigh.start();
+      if (needs_rebuild()) {
+        grid_.rebuild();  // re-bins positions; velocities (attributes) follow
+        ++res.rebuilds;
+        if (o_.skin > 0) save_reference();
+      }
+      t_neigh.stop();
+
+      t_pair.start();
+      compute_forces();  // forces_[i] = sum over neighbours j of LJ(x_i - x_j)
+      t_pair.stop();
+
+      t_int.start();
+      kick();
+      t_int.stop();
+      // [lj-step]
+      res.integrate_s += 1e-3 * t_int.elapsed_ms();
+      res.neigh_s += 1e-3 * t_neigh.elapsed_ms();
+      res.pair_s += 1e-3 * t_pair.elapsed_ms();
+
+      const auto o0 = std::chrono::steady_clock::now();
+      const bool last = step == o_.steps;
+      if (last || step == res.drift_from || (o_.thermo > 0 && step % o_.thermo == 0)) {
+        record(res, step);
+        if (step == res.drift_from) res.e_start = res.thermo.back().tot_eng;
+        if (step > res.drift_from)
+          res.max_dev = std::max(res.max_dev, std::fabs(res.thermo.back().tot_eng - res.e_start));
+        progress(step,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      if (xyz && (last || (o_.every > 0 && step % o_.every == 0))) write_xyz(xyz, step);
+      res.output_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - o0).count();
+    }
+    Backend::synchronize(grid_.stream());
+    res.loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (xyz) std::fclose(xyz);
+
+    // Auto's timing runs are a one-off cost (once per grid shape and M_C power of two); the
+    // throughput leaves them out, like LAMMPS's loop time leaves out its setup.
+    res.tuning_s = setup_tuning_s;
+    res.loop_tuning_s = tuning_s_ - setup_tuning_s;
+    res.pair_s -= res.loop_tuning_s;  // the breakdown, too, is of the net loop time
+    const double atom_steps = static_cast<double>(n_) * o_.steps;
+    res.atom_steps_per_s_raw = res.loop_s > 0 ? atom_steps / res.loop_s : 0;
+    res.atom_steps_per_s =
+        res.loop_s - res.loop_tuning_s > 0 ? atom_steps / (res.loop_s - res.loop_tuning_s) : 0;
+    res.e_end = res.thermo.back().tot_eng;
+    res.drift = std::fabs(res.e_end - res.e_start);
+    res.max_per_cell_end = grid_.max_per_cell();
+    res.strategy = cellint::to_string(last_strategy_);
+    res.strategy_changed = strategy_changed_;
+    return res;
+  }
+
+ private:
+  static cellint::GridOptions<Real> grid_options(const Options& o) {
+    cellint::GridOptions<Real> g;
+    if (o.skin > 0) g.min_cell_width = static_cast<Real>(o.cutoff + o.skin);
+    return g;
+  }
+  static constexpr bool gpu_like = Backend::is_gpu_like;
+  std::array<Acc*, 3> velocities() {
+    return {grid_.template attribute<Acc>(vel_[0]), grid_.template attribute<Acc>(vel_[1]),
+            grid_.template attribute<Acc>(vel_[2])};
+  }
+
+  // [lj-kick-drift-call]
+  void kick_drift() {
+    const auto v = velocities();  // re-read every step: rebuild() swaps the buffers
+    KickDrift<Real, Acc, Accum> k{{grid_.positions(0), grid_.positions(1), grid_.positions(2)},
+                                  {v[0], v[1], v[2]},
+                                  forces_.data(),
+                                  static_cast<Acc>(0.5 * o_.dt / mass),
+                                  static_cast<Acc>(o_.dt)};
+    cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
+  }
+  // [lj-kick-drift-call]
+
+  void kick() {
+    const auto v = velocities();
+    Kick<Acc, Accum> k{{v[0], v[1], v[2]}, forces_.data(), static_cast<Acc>(0.5 * o_.dt / mass)};
+    cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
+  }
+
+  // [lj-forces]
+  void compute_forces() {
+    const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
+                                    ? cellint::interact(grid_, lj_, forces_.data())
+                                    : cellint::interact_with(strategy_, grid_, lj_, forces_.data());
+    if (have_strategy_ && rep.strategy != last_strategy_) strategy_changed_ = true;
+    last_strategy_ = rep.strategy;
+    have_strategy_ = true;
+    tuning_s_ += 1e-3 * rep.tuning_ms;
+  }
+  // [lj-forces]
+
+  // Skin mode: re-bin once some atom moved more than skin/2 since the last rebuild (then no pair
+  // closer than r_c can be two cells apart). Without a skin: every step.
+  bool needs_rebuild() {
+    if (o_.skin <= 0) return true;
+    moved_.fill_bytes(0, grid_.stream());
+    const Real half = static_cast<Real>(0.5 * o_.skin);
+    MovedTooFar<Real> k{{grid_.positions(0), grid_.positions(1), grid_.positions(2)},
+                        {ref_[0].data(), ref_[1].data(), ref_[2].data()},
+                        half * half,
+                        moved_.data()};
+    cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
+    unsigned moved = 0;
+    moved_.download(&moved, grid_.stream());
+    return moved != 0;
+  }
+
+  void save_reference() {
+    for (int d = 0; d < 3; ++d)
+      Backend::copy(ref_[d].data(), grid_.positions(d), sizeof(Real) * static_cast<std::size_t>(n_),
+                    cellint::CopyKind::DeviceToDevice, grid_.stream());
+  }
+
+  Thermo measure(long step) {
+    // two reduction stages on the backend, the last few hundred values summed here
+    const auto v = velocities();
+    const Index l1 =
+        std::max<Index>(1, std::min<Index>(n_, gpu_like ? Index(1) << 16 : Index(256)));
+    const Index l2 = std::min<Index>(l1, 256);
+    ThermoPartials<Acc, Accum> k1{{v[0], v[1], v[2]}, forces_.data(), n_, l1, gpu_like, nullptr};
+    k1.out = partials_.data();
+    cellint::detail::parallel_for<Backend>(l1, k1, grid_.stream());
+    cellint::detail::parallel_for<Backend>(l2, SumTriples{partials_.data(), l1, l2, totals_.data()},
+                                           grid_.stream());
+    std::vector<double> h(3 * static_cast<std::size_t>(l2));
+    Backend::copy(h.data(), totals_.data(), sizeof(double) * h.size(),
+                  cellint::CopyKind::DeviceToHost, grid_.stream());
+    double s[3] = {0, 0, 0};
+    for (Index i = 0; i < l2; ++i)
+      for (int q = 0; q < 3; ++q) s[q] += h[3 * static_cast<std::size_t>(i) + q];
+    const double ke = 0.5 * mass * s[0];
+    const double dof = 3.0 * n_ - 3.0;  // momentum is conserved: LAMMPS's compute temp
+    Thermo t;
+    t.step = step;
+    t.temp = 2 * ke / dof;
+    t.e_pair = s[1] / n_;
+    t.tot_eng = (ke + s[1]) / n_;
+    // LAMMPS: P = (dof T + W) / (3V) = (2 KE + W) / (3V); sum_i virial_i counts each pair's r.F
+    // once (the functor adds half of it to each partner).
+    t.press = (2 * ke + s[2]) / (3 * volume_);
+    return t;
+  }
+
+  void record(Result& res, long step) {
+    res.thermo.push_back(measure(step));
+    const Thermo& t = res.thermo.back();
+    std::printf("%8ld %12.8g %12.8g %12.8g %12.8g\n", t.step, t.temp, t.e_pair, t.tot_eng, t.press);
+  }
+  static void thermo_header() {
+    std::printf("%8s %12s %12s %12s %12s\n", "Step", "Temp", "E_pair", "TotEng", "Press");
+  }
+  void progress(long step, double elapsed) const {
+    std::printf("# step %ld/%d  %.3f s  %.4g atom-steps/s\n", step, o_.steps, elapsed,
+                elapsed > 0 ? static_cast<double>(n_) * step / elapsed : 0.0);
+    std::fflush(stdout);
+  }
+
+  FILE* open_xyz() const {
+    if (o_.xyz.empty()) return nullptr;
+    FILE* f = std::fopen(o_.xyz.c_str(), "w");
+    if (!f) throw std::runtime_error("cannot write " + o_.xyz);
+    return f;
+  }
+
+  /// One extended-XYZ frame (OVITO, ASE): atoms in creation order, positions wrapped into the box.
+  void write_xyz(FILE* f, long step) {
+    const auto x = grid_.positions_user_order();
+    const auto v = velocities();
+    std::vector<Acc> vu[3];
+    for (int d = 0; d < 3; ++d) vu[d] = grid_.to_user_order(static_cast<const Acc*>(v[d]));
+    const std::vector<Accum> acc = grid_.to_user_order(static_cast<const Accum*>(forces_.data()));
+    const double L = lattice_.box;
+    std::fprintf(f, "%d\n", n_);
+    std::fprintf(
+        f,
+        "Lattice=\"%.10g 0 0 0 %.10g 0 0 0 %.10g\" Origin=\"0 0 0\" pbc=\"T T T\" "
+        "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:pe:R:1:ke:R:1 Time=%.6g Step=%ld\n",
+        L, L, L, step * o_.dt, step);
+    for (Index i = 0; i < n_; ++i) {
+      double p[3], w[3], v2 = 0;
+      for (int d = 0; d < 3; ++d) {
+        p[d] = static_cast<double>(x[d][i]);
+        p[d] -= L * std::floor(p[d] / L);
+        w[d] = static_cast<double>(vu[d][i]);
+        v2 += w[d] * w[d];
+      }
+      std::fprintf(f, "A %d %.7g %.7g %.7g %.7g %.7g %.7g %.7g %.7g\n", i + 1, p[0], p[1], p[2],
+                   w[0], w[1], w[2], static_cast<double>(acc[i].energy), 0.5 * mass * v2);
+    }
+    std::fflush(f);
+  }
+
+  static constexpr double mass = 1.0;
+
+  Options o_;
+  Lattice lattice_;
+  Grid grid_;
+  Potential lj_;
+  cellint::StrategyKind strategy_;
+  Index n_ = 0;
+  int vel_[3] = {-1, -1, -1};
+  cellint::Buffer<Backend, Accum> forces_;
+  cellint::Buffer<Backend, double> partials_, totals_;  // thermo reduction stages
+  cellint::Buffer<Backend, unsigned> moved_;
+  cellint::Buffer<Backend, Real> ref_[3];
+  double volume_ = 0;
+  cellint::StrategyKind last_strategy_ = cellint::StrategyKind::Auto;
+  bool have_strategy_ = false, strategy_changed_ = false;
+  double tuning_s_ = 0;
+};
+
+// ---- reporting ----------------------------------------------------------------------------------
+
+/// Precision label of a (Real, Acc) pair.
+template <class Real, class Acc>
+const char* precision_name() {
+  if (std::is_same<Real, double>::value) return "double";
+  return std::is_same<Acc, double>::value ? "mixed" : "float";
+}
+
+/// Writes the JSON summary of a run.
+template <class Backend, class Real, class Acc>
+void write_json(const Options& o, const Result& r, const std::string& device, int threads,
+                const cellint::GridGeometry<Real, 3>& geo) {
+  FILE* f = std::fopen(o.json.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write " + o.json);
+  std::fprintf(f, "{\n  \"program\": \"cellint_lj\",\n  \"cellint_version\": \"%s\",\n",
+               CELLINT_VERSION_STRING);
+  std::fprintf(f, "  \"backend\": \"%s\",\n  \"device\": \"%s\",\n  \"host_threads\": %d,\n",
+               Backend::name(), device.c_str(), threads);
+  std::fprintf(
+      f,
+      "  \"precision\": \"%s\",\n  \"atoms\": %d,\n  \"unit_cells\": %d,\n  \"density\": %.10g,\n",
+      precision_name<Real, Acc>(), r.atoms, o.cells, o.density);
+  std::fprintf(f,
+               "  \"box\": %.10g,\n  \"grid_cells\": [%d, %d, %d],\n  \"cutoff\": %.10g,\n  "
+               "\"shifted\": %s,\n",
+               static_cast<double>(geo.box.lengths[0]), geo.cells[0], geo.cells[1], geo.cells[2],
+               o.cutoff, o.shifted ? "true" : "false");
+  std::fprintf(f, "  \"skin\": %.10g,\n  \"dt\": %.10g,\n  \"steps\": %d,\n  \"seed\": %d,\n",
+               o.skin, o.dt, o.steps, o.seed);
+  std::fprintf(
+      f,
+      "  \"strategy\": \"%s\",\n  \"strategy_requested\": \"%s\",\n  \"strategy_changed\": %s,\n",
+      r.strategy.c_str(), o.strategy.c_str(), r.strategy_changed ? "true" : "false");
+  std::fprintf(f, "  \"max_per_cell\": [%d, %d],\n", r.max_per_cell_start, r.max_per_cell_end);
+  std::fprintf(f,
+               "  \"tuning_s\": %.6g,\n  \"loop_s\": %.6g,\n  \"loop_tuning_s\": %.6g,\n  "
+               "\"atom_steps_per_s\": %.6g,\n"
+               "  \"atom_steps_per_s_raw\": %.6g,\n",
+               r.tuning_s, r.loop_s, r.loop_tuning_s, r.atom_steps_per_s, r.atom_steps_per_s_raw);
+  std::fprintf(f,
+               "  \"breakdown_s\": {\"pair\": %.6g, \"neigh\": %.6g, \"integrate\": %.6g, "
+               "\"output\": %.6g},\n"
+               "  \"rebuilds\": %ld,\n",
+               r.pair_s, r.neigh_s, r.integrate_s, r.output_s, r.rebuilds);
+  std::fprintf(
+      f,
+      "  \"drift\": {\"from_step\": %ld, \"e_start\": %.12g, \"e_end\": %.12g, \"per_atom\": %.6g, "
+      "\"max_dev\": %.6g, \"tolerance\": %.6g},\n",
+      r.drift_from, r.e_start, r.e_end, r.drift, r.max_dev, o.check_drift);
+  std::fprintf(f, "  \"thermo\": [\n");
+  for (std::size_t i = 0; i < r.thermo.size(); ++i) {
+    const Thermo& t = r.thermo[i];
+    std::fprintf(f,
+                 "    {\"step\": %ld, \"temp\": %.12g, \"e_pair\": %.12g, \"tot_eng\": %.12g, "
+                 "\"press\": %.12g}%s\n",
+                 t.step, t.temp, t.e_pair, t.tot_eng, t.press, i + 1 < r.thermo.size() ? "," : "");
+  }
+  std::fprintf(f, "  ]\n}\n");
+  std::fclose(f);
+}
+
+/// Runs the simulation described by `o` on `Backend` in the given precision and prints the
+/// summary. Returns the process exit code: 0, or 1 when the drift check fails.
+template <class Backend, class Real, class Acc>
+int run(const Options& o) {
+  const cellint::DeviceProperties props = Backend::properties();
+  const std::string device = props.name;
+  const int threads = Backend::is_gpu_like ? 0 : props.multiprocessors;
+  Simulation<Backend, Real, Acc> sim(o);
+  const auto& geo = sim.grid().geometry();
+  std::printf(
+      "cellint %s Lennard-Jones NVE: %d atoms (fcc %dx%dx%d, rho %.4g), box %.6g, T0 %.4g\n",
+      CELLINT_VERSION_STRING, sim.size(), o.cells, o.cells, o.cells, o.density,
+      static_cast<double>(geo.box.lengths[0]), o.temperature);
+  std::printf("  backend %s (%s%s), precision %s, cutoff %.4g%s, dt %.4g, %d steps\n",
+              Backend::name(), device.c_str(),
+              threads ? (", " + std::to_string(threads) + " threads").c_str() : "",
+              precision_name<Real, Acc>(), o.cutoff, o.shifted ? " (shifted)" : "", o.dt, o.steps);
+  std::printf(
+      "  grid %dx%dx%d cells of width %.4g, %s, strategy %s\n", geo.cells[0], geo.cells[1],
+      geo.cells[2], static_cast<double>(geo.width[0]),
+      o.skin > 0
+          ? ("skin " + std::to_string(o.skin) + ": re-bin when an atom moved > skin/2").c_str()
+          : "re-binned every step",
+      o.strategy.c_str());
+  std::fflush(stdout);
+
+  const Result r = sim.run();
+
+  const double net_s = r.loop_s - r.loop_tuning_s;
+  const double steps_per_s = net_s > 0 ? o.steps / net_s : 0;
+  std::printf("Loop time of %.6g on %s for %d steps with %d atoms\n", r.loop_s,
+              Backend::is_gpu_like ? device.c_str()
+                                   : ("host, " + std::to_string(threads) + " threads").c_str(),
+              o.steps, r.atoms);
+  if (r.loop_tuning_s > 0)
+    std::printf(
+        "  of which %.4g s Auto timing the strategies again (M_C moved to another power of two); "
+        "left out below\n",
+        r.loop_tuning_s);
+  std::printf("Performance: %.6g tau/day, %.6g timesteps/s, %.4g atom-steps/s\n",
+              steps_per_s * o.dt * 86400.0, steps_per_s, r.atom_steps_per_s);
+  if (o.strategy == "auto")
+    std::printf(
+        "Strategy: %s, chosen by Auto%s (timing took %.3g s in the setup, %.3g s in the loop)\n",
+        r.strategy.c_str(), r.strategy_changed ? ", after switching during the run" : "",
+        r.tuning_s, r.loop_tuning_s);
+  else
+    std::printf("Strategy: %s, as requested\n", r.strategy.c_str());
+  std::printf("Cells: %dx%dx%d, fullest cell %d atoms at step 0, %d at the end\n", geo.cells[0],
+              geo.cells[1], geo.cells[2], r.max_per_cell_start, r.max_per_cell_end);
+  const double tot = net_s > 0 ? net_s : 1;
+  std::printf(
+      "Breakdown: pair %.4g s (%.1f%%), neigh %.4g s (%.1f%%, %ld rebuilds), integrate %.4g s "
+      "(%.1f%%), "
+      "output %.4g s (%.1f%%)\n",
+      r.pair_s, 100 * r.pair_s / tot, r.neigh_s, 100 * r.neigh_s / tot, r.rebuilds, r.integrate_s,
+      100 * r.integrate_s / tot, r.output_s, 100 * r.output_s / tot);
+  std::printf(
+      "Energy drift: |E(%d) - E(%ld)| = %.3g per atom (largest deviation at thermo steps %.3g)\n",
+      o.steps, r.drift_from, r.drift, r.max_dev);
+  if (!o.json.empty()) write_json<Backend, Real, Acc>(o, r, device, threads, geo);
+  if (o.check_drift >= 0) {
+    const bool ok = r.drift <= o.check_drift;
+    std::printf("Drift check: %.3g %s %.3g per atom: %s\n", r.drift, ok ? "<=" : ">", o.check_drift,
+                ok ? "passed" : "FAILED");
+    return ok ? 0 : 1;
+  }
+  return 0;
+}
+
+}  // namespace lj

@@ -1,0 +1,192 @@
+// cellint_lj: Lennard-Jones molecular dynamics (LAMMPS's bench/in.lj) on the CPU or a GPU.
+//
+// This file is compiled twice: by the C++ compiler as cellint_lj (Host backend with OpenMP) and,
+// through lj_main.cu, by nvcc as cellint_lj_cuda (Cuda backend added). The simulation itself is
+// in lj.hpp and knows nothing about backends.
+//
+//   cellint_lj                                 # in.lj: 32,000 atoms, 100 steps, thermo every 10
+//   cellint_lj --cells 5 --shifted --equilibrate 200 --steps 1200 --check-drift 1e-4
+//   cellint_lj_cuda --cells 80 --precision mixed --json run.json   # 2,048,000 atoms on the GPU
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#if defined(__CUDACC__)
+#  include "cellint/backend/cuda.hpp"
+#  define CELLINT_LJ_HAVE_CUDA 1
+#else
+#  define CELLINT_LJ_HAVE_CUDA 0
+#endif
+
+#include "lj.hpp"
+
+namespace {
+
+void usage(const char* prog) {
+  std::printf(
+      "usage: %s [options]\n"
+      "Lennard-Jones NVE molecular dynamics in reduced units (LAMMPS bench/in.lj by default).\n"
+      "  --cells N           fcc unit cells per side, 4N^3 atoms (default 20 = 32,000; 40 = 256k,\n"
+      "                      80 = 2M, 160 = 16M; at least 5)\n"
+      "  --steps N           time steps (default 100)\n"
+      "  --dt X              time step in tau (default 0.005)\n"
+      "  --thermo N          thermo line every N steps (default 10; 0: first and last)\n"
+      "  --shifted           shift the potential to zero at the cutoff (default: plain lj/cut)\n"
+      "  --cutoff X          cutoff in sigma (default 2.5)\n"
+      "  --density X         number density (default 0.8442)\n"
+      "  --temp X            initial temperature (default 1.44)\n"
+      "  --skin X            0 (default): re-bin every step; X > 0: cells >= cutoff + X\n"
+      "                      wide, re-bin when an atom has moved more than X/2\n"
+      "  --precision P       float | double | mixed (float positions, double sums);\n"
+      "                      default double\n"
+      "  --backend B         host | cuda | emulated | auto (default auto: cuda when built with it\n"
+      "                      and a GPU is present, else host; emulated runs the GPU kernels on\n"
+      "                      the CPU, slowly, for testing, in the host build only)\n"
+      "  --strategy S        auto (default) or one of: par-part-noloop, par-part-loop, par-cell,\n"
+      "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg (GPU), cell-loop,\n"
+      "                      cell-loop-half (CPU), brute-force\n"
+      "  --xyz FILE          write an extended-XYZ trajectory (OVITO, ASE)\n"
+      "  --every N           XYZ frame every N steps (default 0: final configuration only)\n"
+      "  --seed N            velocity seed (default 87287, as in in.lj)\n"
+      "  --equilibrate N     steps before the drift reference E(start) (default 0)\n"
+      "  --check-drift TOL   exit 1 when |E(end) - E(start)| per atom > TOL\n"
+      "  --json FILE         write a JSON summary\n",
+      prog);
+}
+
+// Parses argv into Options; exits with a message on a bad option.
+lj::Options parse(int argc, char** argv) {
+  lj::Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cellint_lj: %s needs a value (see --help)\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    auto integer = [&]() {
+      const std::string v = value();
+      char* end = nullptr;
+      const long r = std::strtol(v.c_str(), &end, 10);
+      if (*end || v.empty()) {
+        std::fprintf(stderr, "cellint_lj: %s expects an integer, got '%s'\n", a.c_str(), v.c_str());
+        std::exit(2);
+      }
+      return static_cast<int>(r);
+    };
+    auto real = [&]() {
+      const std::string v = value();
+      char* end = nullptr;
+      const double r = std::strtod(v.c_str(), &end);
+      if (*end || v.empty()) {
+        std::fprintf(stderr, "cellint_lj: %s expects a number, got '%s'\n", a.c_str(), v.c_str());
+        std::exit(2);
+      }
+      return r;
+    };
+    // clang-format off
+    if (a == "-h" || a == "--help") {
+      usage(argv[0]);
+      std::exit(0);
+    } else if (a == "--cells") o.cells = integer();
+    else if (a == "--steps") o.steps = integer();
+    else if (a == "--dt") o.dt = real();
+    else if (a == "--thermo") o.thermo = integer();
+    else if (a == "--shifted") o.shifted = true;
+    else if (a == "--cutoff") o.cutoff = real();
+    else if (a == "--density") o.density = real();
+    else if (a == "--temp") o.temperature = real();
+    else if (a == "--skin") o.skin = real();
+    else if (a == "--precision") o.precision = value();
+    else if (a == "--backend") o.backend = value();
+    else if (a == "--strategy") o.strategy = value();
+    else if (a == "--xyz") o.xyz = value();
+    else if (a == "--every") o.every = integer();
+    else if (a == "--seed") o.seed = integer();
+    else if (a == "--equilibrate") o.equilibrate = integer();
+    else if (a == "--check-drift") o.check_drift = real();
+    else if (a == "--json") o.json = value();
+    else {
+      std::fprintf(stderr, "cellint_lj: unknown option '%s' (see --help)\n", a.c_str());
+      std::exit(2);
+    }
+    // clang-format on
+  }
+  auto fail = [](const char* msg) {
+    std::fprintf(stderr, "cellint_lj: %s\n", msg);
+    std::exit(2);
+  };
+  if (o.cells < 1) fail("--cells must be at least 1");
+  if (o.steps < 0 || o.thermo < 0 || o.every < 0 || o.equilibrate < 0)
+    fail("step counts must be >= 0");
+  if (!(o.dt > 0) || !(o.cutoff > 0) || !(o.density > 0) || !(o.temperature > 0) || o.skin < 0)
+    fail("--dt, --cutoff, --density and --temp must be positive, --skin non-negative");
+  if (o.seed <= 0) fail("--seed must be positive");
+  if (o.precision != "float" && o.precision != "double" && o.precision != "mixed")
+    fail("--precision must be float, double or mixed");
+  lj::parse_strategy(o.strategy);  // throws with the list of names
+  return o;
+}
+
+template <class Backend>
+int run_backend(const lj::Options& o) {
+  if (o.precision == "float") return lj::run<Backend, float, float>(o);
+  if (o.precision == "mixed") return lj::run<Backend, float, double>(o);
+  return lj::run<Backend, double, double>(o);
+}
+
+#if CELLINT_LJ_HAVE_CUDA
+bool gpu_present() {
+  try {
+    (void)cellint::Cuda::properties();
+    return true;
+  } catch (const cellint::Error&) {
+    return false;
+  }
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const lj::Options o = parse(argc, argv);
+    std::string b = o.backend;
+    if (b == "auto") {
+#if CELLINT_LJ_HAVE_CUDA
+      b = gpu_present() ? "cuda" : "host";
+#else
+      b = "host";
+#endif
+    }
+    if (b == "host") return run_backend<cellint::Host>(o);
+    if (b == "emulated") {
+#if CELLINT_LJ_HAVE_CUDA
+      std::fprintf(stderr, "cellint_lj: the emulated backend is in cellint_lj (the host build)\n");
+      return 2;
+#else
+      return run_backend<cellint::Emulated>(o);  // GPU kernels on the CPU: slow, for testing
+#endif
+    }
+    if (b == "cuda") {
+#if CELLINT_LJ_HAVE_CUDA
+      return run_backend<cellint::Cuda>(o);
+#else
+      std::fprintf(stderr,
+                   "cellint_lj: this binary has no CUDA backend; use cellint_lj_cuda "
+                   "(configure with -DCELLINT_ENABLE_CUDA=ON)\n");
+      return 2;
+#endif
+    }
+    std::fprintf(stderr, "cellint_lj: unknown backend '%s' (host, cuda, emulated or auto)\n",
+                 b.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cellint_lj: %s\n", e.what());
+    return 2;
+  }
+}
