@@ -65,11 +65,12 @@ struct Host : detail::HostMemory {
 };
 
 namespace detail {
-/// Runs body(i) for i in [0, n), in parallel with OpenMP when available.
+/// Runs body(i) for i in [0, n), in parallel with OpenMP when available, handing out `grain`
+/// indices at a time.
 template <class F>
-void host_for(Index n, F&& body) {
+void host_for(Index n, F&& body, int grain = 64) {
 #if defined(_OPENMP)
-#  pragma omp parallel for schedule(dynamic, 64)
+#  pragma omp parallel for schedule(dynamic, grain)
   for (Index i = 0; i < n; ++i) body(i);
 #else
   for (Index i = 0; i < n; ++i) body(i);

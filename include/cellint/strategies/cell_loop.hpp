@@ -97,7 +97,7 @@ struct StrategyImpl<CellLoopHalf> {
               }
             }
           });
-        });
+        }, /*grain=*/1);  // colour classes are small: hand out single cells
       }
     }
     return {};

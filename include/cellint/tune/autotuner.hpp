@@ -82,9 +82,11 @@ class Autotuner {
     for (int d = 0; d < D; ++d) s << g.geometry().cells[d] << (d + 1 < D ? "x" : "|");
     const double ppc = g.cell_count() ? static_cast<double>(g.size()) / g.cell_count() : 0.0;
     s << "ppc2^" << (ppc > 0 ? static_cast<int>(std::floor(std::log2(ppc) * 2)) : -99)  // half-octave buckets
-      << "|mc2^" << (g.max_per_cell() > 0 ? static_cast<int>(std::ceil(std::log2(g.max_per_cell()))) : 0);
+      << "|mc2^" << mc_bucket(g.max_per_cell());
     return s.str();
   }
+  /// M_C in octaves: shared-memory strategies' eligibility and shapes depend on it.
+  static int mc_bucket(Index mc) { return mc > 0 ? static_cast<int>(std::ceil(std::log2(mc))) : 0; }
 
   /// Runs the cached winner for this call, tuning first when the key is new.
   template <class B, class R, int D, class F>
@@ -98,6 +100,23 @@ class Autotuner {
       if (it != table_.end()) {
         e = it->second;
         found = true;
+      } else {
+        // Hysteresis: a simulation whose fullest cell drifts into the next M_C octave keeps the
+        // decision of the neighbouring octave while that strategy still supports the grid,
+        // instead of re-timing in the middle of a run.
+        const int mc = mc_bucket(g.max_per_cell());
+        const std::string base = k.substr(0, k.rfind("|mc2^") + 5);
+        for (int dm : {-1, 1}) {
+          auto nb = table_.find(base + std::to_string(mc + dm));
+          if (nb != table_.end() && supports(nb->second.strategy, g, f, nb->second.tuning).ok) {
+            e = nb->second;
+            e.timings.clear();
+            e.tuning_ms = 0;
+            table_[k] = e;
+            found = true;
+            break;
+          }
+        }
       }
     }
     Report rep;
