@@ -113,7 +113,7 @@ else
     t0=$(date +%s)
     if ! cmake -S "$here" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCELLINT_ENABLE_CUDA=ON \
          -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DCELLINT_BUILD_TESTS="${CELLINT_BUILD_TESTS:-OFF}" \
-         -DCELLINT_BUILD_EXAMPLES=OFF -DCELLINT_BUILD_BENCHMARKS=ON >"$BUILD_DIR.configure.log" 2>&1; then
+         -DCELLINT_BUILD_EXAMPLES=OFF -DCELLINT_BUILD_BENCHMARKS=ON -DCELLINT_FULL_MATRIX=ON >"$BUILD_DIR.configure.log" 2>&1; then
       tail -n 40 "$BUILD_DIR.configure.log"
       say "configure FAILED"
       exit 1

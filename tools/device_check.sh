@@ -15,7 +15,7 @@ command -v ninja >/dev/null && extra+=(-G Ninja)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$LOG/gpu.txt"
 t0=$(date +%s)
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCELLINT_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCELLINT_BUILD_EXAMPLES=${EXAMPLES:-ON} -DCELLINT_BUILD_BENCHMARKS=${BENCHMARKS:-ON} "${extra[@]}" >"$LOG/configure.log" 2>&1 \
+  -DCELLINT_BUILD_EXAMPLES=${EXAMPLES:-ON} -DCELLINT_BUILD_BENCHMARKS=${BENCHMARKS:-ON} -DCELLINT_FULL_MATRIX=ON "${extra[@]}" >"$LOG/configure.log" 2>&1 \
   || { tail -30 "$LOG/configure.log"; exit 1; }
 cmake --build "$BUILD" -j"$(nproc)" >"$LOG/build.log" 2>&1 || { grep -E "error" "$LOG/build.log" | head -40; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
