@@ -1,0 +1,249 @@
+// cellint_sph: a weakly compressible SPH dam break (Martin & Moyce 1952, Koshizuka & Oka 1996)
+// on the CPU or a GPU.
+//
+// This file is compiled twice: by the C++ compiler as cellint_sph (Host backend with OpenMP, and
+// the Emulated backend for testing) and, through sph_main.cu, by nvcc as cellint_sph_cuda (Cuda
+// backend added). The simulation is in sph.hpp, the pair functors in sph_functors.hpp.
+//
+//   cellint_sph                                        # 2-D, a/dx = 40: 3,200 fluid particles
+//   cellint_sph --resolution 20 --t-end 3 --check      # the CTest validation run
+//   cellint_sph --frames out --every 500 --front front.csv
+//   cellint_sph --lattice                              # uniform-lattice density check
+//   cellint_sph_cuda --resolution 700 --precision float --t-end 3   # ~1M fluid particles on a GPU
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#if defined(__CUDACC__)
+#  include "cellint/backend/cuda.hpp"
+#  define CELLINT_SPH_HAVE_CUDA 1
+#else
+#  define CELLINT_SPH_HAVE_CUDA 0
+#endif
+
+#include "sph.hpp"
+
+namespace {
+
+void usage(const char* prog) {
+  std::printf(
+      "usage: %s [options]\n"
+      "Weakly compressible SPH dam break: a water column of width a and height 2a collapses in a\n"
+      "tank 4a long (Koshizuka & Oka 1996 geometry; front compared with Martin & Moyce 1952).\n"
+      "  --resolution N      particles across the column width a (default 40; 2-D fluid = 2 N^2)\n"
+      "  --dim D             2 (default) or 3 (a tank --depth a deep with side walls)\n"
+      "  --depth X           3-D tank depth in units of a (default 1)\n"
+      "  --column-width X    a in metres (default 0.146)\n"
+      "  --tank-length X     tank length in units of a (default 4)\n"
+      "  --tank-height X     side-wall height in units of a (default 4)\n"
+      "  --t-end T           end time in T = t sqrt(2g/a) (default 6)\n"
+      "  --steps N           stop after N steps (default 0: run to --t-end)\n"
+      "  --kernel K          cubic (default) | wendland\n"
+      "  --h-factor X        h / dx (default 1.3)\n"
+      "  --alpha X           artificial viscosity (default 0.02)\n"
+      "  --delta X           density diffusion, delta-SPH (default 0.1; 0: off)\n"
+      "  --shepard N         Shepard density filter every N steps (default 30; 0: never)\n"
+      "  --cfl X             time-step factor (default 0.2)\n"
+      "  --c0-factor X       c0 = X sqrt(2 g H) (default 10)\n"
+      "  --precision P       float | double (default double)\n"
+      "  --backend B         host | cuda | emulated | auto (default auto: cuda when built with it\n"
+      "                      and a GPU is present, else host; emulated runs the GPU kernels on\n"
+      "                      the CPU, slowly, for testing, 2-D only, in the host build only)\n"
+      "  --strategy S        auto (default) or one of: par-part-noloop, par-part-loop, par-cell,\n"
+      "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg (GPU), cell-loop,\n"
+      "                      cell-loop-half (CPU), brute-force; with --lattice also 'all'\n"
+      "  --frames DIR        write particle frames into DIR (must exist)\n"
+      "  --every N           frame every N steps (default 0: first and last only)\n"
+      "  --format F          vtk (legacy POLYDATA, ParaView; default) | csv\n"
+      "  --front FILE        CSV of the front position over time\n"
+      "  --front-every N     front row every N steps (default 10)\n"
+      "  --progress N        progress line every N steps (default 0: every 0.5 of T)\n"
+      "  --check             exit 1 unless mass, density bounds, containment and the front\n"
+      "                      (T = 1.5, 2, 2.5) pass; see --front-tol, --rho-bounds\n"
+      "  --front-tol L,H     front band: (1-L) Z_exp <= Z_sim <= (1+H) Z_exp (default 0.05,0.20)\n"
+      "  --rho-bounds L,H    fluid density bounds in rho0 (default 0.90,1.10)\n"
+      "  --lattice           run the uniform-lattice density check instead (tolerance\n"
+      "                      --lattice-tol, default 0.01)\n"
+      "  --json FILE         write a JSON summary\n",
+      prog);
+}
+
+// Parses argv into Options; exits with a message on a bad option.
+sph::Options parse(int argc, char** argv) {
+  sph::Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cellint_sph: %s needs a value (see --help)\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    auto integer = [&]() {
+      const std::string v = value();
+      char* end = nullptr;
+      const long r = std::strtol(v.c_str(), &end, 10);
+      if (*end || v.empty()) {
+        std::fprintf(stderr, "cellint_sph: %s expects an integer, got '%s'\n", a.c_str(),
+                     v.c_str());
+        std::exit(2);
+      }
+      return r;
+    };
+    auto real_of = [&](const std::string& v) {
+      char* end = nullptr;
+      const double r = std::strtod(v.c_str(), &end);
+      if (*end || v.empty()) {
+        std::fprintf(stderr, "cellint_sph: %s expects a number, got '%s'\n", a.c_str(), v.c_str());
+        std::exit(2);
+      }
+      return r;
+    };
+    auto real = [&]() { return real_of(value()); };
+    auto pair = [&](double& lo, double& hi) {
+      const std::string v = value();
+      const auto c = v.find(',');
+      if (c == std::string::npos) {
+        std::fprintf(stderr, "cellint_sph: %s expects two numbers 'L,H', got '%s'\n", a.c_str(),
+                     v.c_str());
+        std::exit(2);
+      }
+      lo = real_of(v.substr(0, c));
+      hi = real_of(v.substr(c + 1));
+    };
+    // clang-format off
+    if (a == "-h" || a == "--help") {
+      usage(argv[0]);
+      std::exit(0);
+    } else if (a == "--resolution") o.resolution = static_cast<int>(integer());
+    else if (a == "--dim") o.dim = static_cast<int>(integer());
+    else if (a == "--depth") o.depth = real();
+    else if (a == "--column-width") o.column_width = real();
+    else if (a == "--tank-length") o.tank_length = real();
+    else if (a == "--tank-height") o.tank_height = real();
+    else if (a == "--t-end") o.t_end = real();
+    else if (a == "--steps") o.steps = integer();
+    else if (a == "--kernel") o.kernel = value();
+    else if (a == "--h-factor") o.h_factor = real();
+    else if (a == "--alpha") o.alpha = real();
+    else if (a == "--delta") o.delta = real();
+    else if (a == "--shepard") o.shepard = static_cast<int>(integer());
+    else if (a == "--cfl") o.cfl = real();
+    else if (a == "--c0-factor") o.c0_factor = real();
+    else if (a == "--precision") o.precision = value();
+    else if (a == "--backend") o.backend = value();
+    else if (a == "--strategy") o.strategy = value();
+    else if (a == "--frames") o.frames = value();
+    else if (a == "--every") o.every = static_cast<int>(integer());
+    else if (a == "--format") o.format = value();
+    else if (a == "--front") o.front = value();
+    else if (a == "--front-every") o.front_every = static_cast<int>(integer());
+    else if (a == "--progress") o.progress = static_cast<int>(integer());
+    else if (a == "--check") o.check = true;
+    else if (a == "--front-tol") pair(o.front_tol_low, o.front_tol_high);
+    else if (a == "--rho-bounds") pair(o.rho_low, o.rho_high);
+    else if (a == "--lattice") o.lattice = true;
+    else if (a == "--lattice-tol") o.lattice_tol = real();
+    else if (a == "--json") o.json = value();
+    else {
+      std::fprintf(stderr, "cellint_sph: unknown option '%s' (see --help)\n", a.c_str());
+      std::exit(2);
+    }
+    // clang-format on
+  }
+  auto fail = [](const char* msg) {
+    std::fprintf(stderr, "cellint_sph: %s\n", msg);
+    std::exit(2);
+  };
+  if (o.resolution < 4) fail("--resolution must be at least 4");
+  if (o.dim != 2 && o.dim != 3) fail("--dim must be 2 or 3");
+  if (!(o.column_width > 0) || !(o.aspect > 0) || !(o.depth > 0))
+    fail("--column-width and --depth must be positive");
+  if (!(o.tank_length >= 1) || !(o.tank_height >= o.aspect))
+    fail("--tank-length must be >= 1 and --tank-height >= 2 (the column must fit)");
+  if (!(o.t_end > 0) || o.steps < 0 || o.every < 0 || o.front_every < 1 || o.progress < 0 ||
+      o.shepard < 0)
+    fail("--t-end must be positive, step counts non-negative, --front-every at least 1");
+  if (!(o.h_factor >= 1 && o.h_factor <= 2.5)) fail("--h-factor must be in [1, 2.5]");
+  if (!(o.alpha >= 0) || !(o.delta >= 0) || !(o.cfl > 0 && o.cfl <= 1) || !(o.c0_factor > 0))
+    fail("--alpha and --delta must be >= 0, --cfl in (0, 1], --c0-factor positive");
+  if (o.precision != "float" && o.precision != "double")
+    fail("--precision must be float or double");
+  if (o.format != "vtk" && o.format != "csv") fail("--format must be vtk or csv");
+  if (!(o.lattice_tol > 0)) fail("--lattice-tol must be positive");
+  sph::parse_kernel(o.kernel);  // throws with the valid names
+  if (o.strategy == "all" && !o.lattice) fail("--strategy all is for --lattice only");
+  if (o.strategy != "all") sph::parse_strategy(o.strategy);  // throws with the list of names
+  return o;
+}
+
+template <class Backend, int Dim>
+int run_dim(const sph::Options& o) {
+  if (o.precision == "float") return sph::run<Backend, float, Dim>(o);
+  return sph::run<Backend, double, Dim>(o);
+}
+
+template <class Backend>
+int run_backend(const sph::Options& o) {
+  return o.dim == 3 ? run_dim<Backend, 3>(o) : run_dim<Backend, 2>(o);
+}
+
+#if CELLINT_SPH_HAVE_CUDA
+bool gpu_present() {
+  try {
+    (void)cellint::Cuda::properties();
+    return true;
+  } catch (const cellint::Error&) {
+    return false;
+  }
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const sph::Options o = parse(argc, argv);
+    std::string b = o.backend;
+    if (b == "auto") {
+#if CELLINT_SPH_HAVE_CUDA
+      b = gpu_present() ? "cuda" : "host";
+#else
+      b = "host";
+#endif
+    }
+    if (b == "host") return run_backend<cellint::Host>(o);
+    if (b == "emulated") {
+#if CELLINT_SPH_HAVE_CUDA
+      std::fprintf(stderr,
+                   "cellint_sph: the emulated backend is in cellint_sph (the host build)\n");
+      return 2;
+#else
+      if (o.dim != 2) {
+        std::fprintf(stderr, "cellint_sph: the emulated backend is built for --dim 2 only\n");
+        return 2;
+      }
+      return run_dim<cellint::Emulated, 2>(o);  // GPU kernels on the CPU: slow, for testing
+#endif
+    }
+    if (b == "cuda") {
+#if CELLINT_SPH_HAVE_CUDA
+      return run_backend<cellint::Cuda>(o);
+#else
+      std::fprintf(stderr,
+                   "cellint_sph: this binary has no CUDA backend; use cellint_sph_cuda "
+                   "(configure with -DCELLINT_ENABLE_CUDA=ON)\n");
+      return 2;
+#endif
+    }
+    std::fprintf(stderr, "cellint_sph: unknown backend '%s' (host, cuda, emulated or auto)\n",
+                 b.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cellint_sph: %s\n", e.what());
+    return 2;
+  }
+}
