@@ -21,6 +21,14 @@
 #  define CELLINT_DEVICE
 #endif
 
+/// Placed before a host/device function template that may be instantiated with host-only
+/// callables (e.g. the CPU strategies' lambdas in a .cu file): nvcc skips its host/device check.
+#if defined(__CUDACC__) && !defined(__clang__)
+#  define CELLINT_HD_WARNING_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#  define CELLINT_HD_WARNING_DISABLE
+#endif
+
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 /// Defined inside the device compilation pass.
 #  define CELLINT_DEVICE_PASS 1

@@ -9,6 +9,7 @@ namespace cellint::detail {
 /// Calls f(neighbour_cell, shift) for each of the up to 3^Dim cells around cell coordinates `c`
 /// (c itself included). Open axes skip neighbours outside the grid; periodic axes wrap and pass
 /// the image shift to add to source positions.
+CELLINT_HD_WARNING_DISABLE
 template <class Real, int Dim, class F>
 CELLINT_HD inline void for_each_neighbor_cell(const GridGeometry<Real, Dim>& g, const Index (&c)[Dim], F&& f) {
   constexpr int count = Dim == 3 ? 27 : 9;
@@ -35,6 +36,7 @@ CELLINT_HD inline void for_each_neighbor_cell(const GridGeometry<Real, Dim>& g, 
 
 /// Accumulates into `acc` the contributions of every source in the neighbour cells of target
 /// particle `t` (position xt, payload pt), reading sources from global memory.
+CELLINT_HD_WARNING_DISABLE
 template <class Traits, class F, class Real, int Dim>
 CELLINT_HD inline void accumulate_from_global(const GridView<Real, Dim>& v, const F& f, Index t,
                                               const Vec<Real, Dim>& xt, const typename Traits::Payload& pt,
