@@ -364,6 +364,7 @@ class Simulation {
       t_int.start();
       kick_drift();
       t_int.stop();
+      res.integrate_s += 1e-3 * t_int.elapsed_ms();  // read before the timer is reused below
 
       t_neigh.start();
       if (needs_rebuild()) {
