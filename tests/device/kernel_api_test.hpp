@@ -17,20 +17,8 @@
 #include "cellint/backend/traits.hpp"
 #include "cellint/core/macros.hpp"
 
-#if defined(CELLINT_TEST_GPU)
-#  if defined(__CUDACC__)
-#    include "cellint/backend/cuda.hpp"
-#  elif defined(__HIPCC__) || defined(__HIP__)
-#    include "cellint/backend/hip.hpp"
-#  endif
-#else
-#  include "cellint/backend/emulated.hpp"
-#endif
+#include "support/device_backend.hpp"
 
-#if !defined(CELLINT_TEST_BACKEND)
-#  define CELLINT_TEST_BACKEND cellint::Emulated
-#  define CELLINT_TEST_TAG "[emulated]"
-#endif
 
 namespace {
 namespace kernel_api_test {

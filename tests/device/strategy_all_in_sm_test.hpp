@@ -14,24 +14,12 @@
 #include <string>
 #include <vector>
 
-#if defined(CELLINT_TEST_GPU)
-#  if defined(__CUDACC__)
-#    include "cellint/backend/cuda.hpp"
-#  elif defined(__HIPCC__) || defined(__HIP__)
-#    include "cellint/backend/hip.hpp"
-#  endif
-#else
-#  include "cellint/backend/emulated.hpp"
-#endif
+#include "support/device_backend.hpp"
 
 #include "cellint/interact.hpp"
 #include "cellint/potentials/counting.hpp"
 #include "support/strategy_check.hpp"
 
-#if !defined(CELLINT_TEST_BACKEND)
-#  define CELLINT_TEST_BACKEND cellint::Emulated
-#  define CELLINT_TEST_TAG "[emulated]"
-#endif
 
 namespace {
 namespace all_in_sm_test {
