@@ -17,6 +17,7 @@
 
 #include "cellint/interact.hpp"
 #include "cellint/potentials/counting.hpp"
+#include "support/exact_check.hpp"
 #include "support/strategy_check.hpp"
 
 
@@ -63,73 +64,13 @@ void sweep(StrategyKind k, bool full = true) {
   }
 }
 
-// ---- functors that test what the Probe does not: no payload, no cutoff test, a padded payload ----
+using cellint::test::CountCandidates;
+using cellint::test::IdMix;
 
-/// Counts every candidate pair of the 3^Dim neighbour cells (no cutoff test), no payload.
-template <class Real, int Dim>
-struct CountCandidates {
-  using Accum = unsigned;
-  static constexpr bool cutoff_test = false;
-  CELLINT_HD void operator()(unsigned& n, const cellint::NoPayload&, const cellint::NoPayload&,
-                             const cellint::Vec<Real, Dim>&, Real) const {
-    ++n;
-  }
-};
-
-/// Mixes the original indices of target and source into an exact integer sum; the payload
-/// (8-byte aligned, 16 bytes) forces padding behind the staged float coordinates.
-template <class Real, int Dim>
-struct IdMix {
-  struct Payload {
-    double weight;
-    Index id;
-  };
-  struct Accum {
-    unsigned long long mix;
-    unsigned long long count;
-  };
-  template <class View>
-  CELLINT_HD Payload load(const View& v, Index i) const {
-    return {1.0, v.original[i]};
-  }
-  CELLINT_HD void operator()(Accum& a, const Payload& t, const Payload& s, const cellint::Vec<Real, Dim>&,
-                             Real) const {
-    a.mix += static_cast<unsigned long long>(t.id + 1) * 1000003ull + static_cast<unsigned long long>(s.id + 1) *
-                                                                         static_cast<unsigned long long>(s.weight);
-    a.count += 1;
-  }
-};
-
-/// Runs `k` and Par-Part-NoLoop with functor `f` on the same grid and requires bit-identical
-/// results (the functors above accumulate integers, so the summation order does not matter).
+/// Bit-for-bit agreement with Par-Part-NoLoop (tests/support/exact_check.hpp).
 template <class Real, int Dim, class F>
 void agree_with_par_part(StrategyKind k, const Case& c, const F& f, const Tuning& t = {}) {
-  const std::uint64_t seed = cellint::test::fresh_seed();
-  INFO(cellint::to_string(k) << ", " << Dim << "D, " << c.cells << " cells/axis, " << c.ppc << " per cell, "
-                             << cellint::test::to_string(c.dist) << (c.periodic ? ", periodic" : ", open")
-                             << ", seed " << seed);
-  cellint::Box<Real, Dim> box;
-  for (int d = 0; d < Dim; ++d) {
-    box.origin[d] = Real(0.5) * d;
-    box.lengths[d] = static_cast<Real>(c.cells * c.width);
-    box.periodic[d] = c.periodic;
-  }
-  cellint::GridOptions<Real> opts;
-  opts.min_cell_width = static_cast<Real>(c.width);
-  cellint::CellGrid<Backend, Real, Dim> grid(box, Real(1), opts);
-  grid.build(cellint::test::make_positions(grid.geometry(), c.ppc, c.dist, seed));
-  using Accum = typename F::Accum;
-  const std::size_t n = static_cast<std::size_t>(std::max<Index>(grid.size(), 1));
-  cellint::Buffer<Backend, Accum> got(n), want(n);
-  got.fill_bytes(0xFF);
-  want.fill_bytes(0xEE);
-  cellint::interact_with(StrategyKind::ParPartNoLoop, grid, f, want.data());
-  cellint::interact_with(k, grid, f, got.data(), t);
-  Backend::synchronize();
-  const std::vector<Accum> a = got.to_host(), b = want.to_host();
-  int bad = 0;
-  for (Index i = 0; i < grid.size(); ++i) bad += std::memcmp(&a[i], &b[i], sizeof(Accum)) != 0;
-  CHECK(bad == 0);
+  cellint::test::agree_with_par_part<Backend, Real, Dim>(k, c, f, t);
 }
 
 /// The message of the Unsupported that interact_with throws for `k` with tuning `t` ("" if none).

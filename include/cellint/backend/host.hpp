@@ -73,6 +73,7 @@ void host_for(Index n, F&& body, int grain = 64) {
 #  pragma omp parallel for schedule(dynamic, grain)
   for (Index i = 0; i < n; ++i) body(i);
 #else
+  (void)grain;
   for (Index i = 0; i < n; ++i) body(i);
 #endif
 }
