@@ -13,13 +13,8 @@
 #include <exception>
 #include <string>
 
-#if defined(__CUDACC__)
-#  include "cellint/backend/cuda.hpp"
-#  define CELLINT_LJ_HAVE_CUDA 1
-#else
-#  define CELLINT_LJ_HAVE_CUDA 0
-#endif
 
+#include "../common/backend_select.hpp"
 #include "lj.hpp"
 
 namespace {
@@ -139,52 +134,14 @@ int run_backend(const lj::Options& o) {
   return lj::run<Backend, double, double>(o);
 }
 
-#if CELLINT_LJ_HAVE_CUDA
-bool gpu_present() {
-  try {
-    (void)cellint::Cuda::properties();
-    return true;
-  } catch (const cellint::Error&) {
-    return false;
-  }
-}
-#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     const lj::Options o = parse(argc, argv);
-    std::string b = o.backend;
-    if (b == "auto") {
-#if CELLINT_LJ_HAVE_CUDA
-      b = gpu_present() ? "cuda" : "host";
-#else
-      b = "host";
-#endif
-    }
-    if (b == "host") return run_backend<cellint::Host>(o);
-    if (b == "emulated") {
-#if CELLINT_LJ_HAVE_CUDA
-      std::fprintf(stderr, "cellint_lj: the emulated backend is in cellint_lj (the host build)\n");
-      return 2;
-#else
-      return run_backend<cellint::Emulated>(o);  // GPU kernels on the CPU: slow, for testing
-#endif
-    }
-    if (b == "cuda") {
-#if CELLINT_LJ_HAVE_CUDA
-      return run_backend<cellint::Cuda>(o);
-#else
-      std::fprintf(stderr,
-                   "cellint_lj: this binary has no CUDA backend; use cellint_lj_cuda "
-                   "(configure with -DCELLINT_ENABLE_CUDA=ON)\n");
-      return 2;
-#endif
-    }
-    std::fprintf(stderr, "cellint_lj: unknown backend '%s' (host, cuda, emulated or auto)\n",
-                 b.c_str());
-    return 2;
+    return cellint::examples::with_backend("cellint_lj", o.backend,
+                                           [&](auto backend) { return run_backend<decltype(backend)>(o); });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cellint_lj: %s\n", e.what());
     return 2;

@@ -15,14 +15,10 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <type_traits>
 
-#if defined(__CUDACC__)
-#  include "cellint/backend/cuda.hpp"
-#  define CELLINT_SPH_HAVE_CUDA 1
-#else
-#  define CELLINT_SPH_HAVE_CUDA 0
-#endif
 
+#include "../common/backend_select.hpp"
 #include "sph.hpp"
 
 namespace {
@@ -191,57 +187,24 @@ int run_backend(const sph::Options& o) {
   return o.dim == 3 ? run_dim<Backend, 3>(o) : run_dim<Backend, 2>(o);
 }
 
-#if CELLINT_SPH_HAVE_CUDA
-bool gpu_present() {
-  try {
-    (void)cellint::Cuda::properties();
-    return true;
-  } catch (const cellint::Error&) {
-    return false;
-  }
-}
-#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     const sph::Options o = parse(argc, argv);
-    std::string b = o.backend;
-    if (b == "auto") {
-#if CELLINT_SPH_HAVE_CUDA
-      b = gpu_present() ? "cuda" : "host";
-#else
-      b = "host";
-#endif
-    }
-    if (b == "host") return run_backend<cellint::Host>(o);
-    if (b == "emulated") {
-#if CELLINT_SPH_HAVE_CUDA
-      std::fprintf(stderr,
-                   "cellint_sph: the emulated backend is in cellint_sph (the host build)\n");
-      return 2;
-#else
-      if (o.dim != 2) {
-        std::fprintf(stderr, "cellint_sph: the emulated backend is built for --dim 2 only\n");
-        return 2;
+    return cellint::examples::with_backend("cellint_sph", o.backend, [&](auto backend) {
+      using B = decltype(backend);
+      if constexpr (std::is_same<B, cellint::Emulated>::value) {
+        if (o.dim != 2) {
+          std::fprintf(stderr, "cellint_sph: the emulated backend is built for --dim 2 only\n");
+          return 2;
+        }
+        return run_dim<B, 2>(o);
+      } else {
+        return run_backend<B>(o);
       }
-      return run_dim<cellint::Emulated, 2>(o);  // GPU kernels on the CPU: slow, for testing
-#endif
-    }
-    if (b == "cuda") {
-#if CELLINT_SPH_HAVE_CUDA
-      return run_backend<cellint::Cuda>(o);
-#else
-      std::fprintf(stderr,
-                   "cellint_sph: this binary has no CUDA backend; use cellint_sph_cuda "
-                   "(configure with -DCELLINT_ENABLE_CUDA=ON)\n");
-      return 2;
-#endif
-    }
-    std::fprintf(stderr, "cellint_sph: unknown backend '%s' (host, cuda, emulated or auto)\n",
-                 b.c_str());
-    return 2;
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cellint_sph: %s\n", e.what());
     return 2;
