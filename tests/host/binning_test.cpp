@@ -134,3 +134,9 @@ TEST_CASE("bad positions name the particle and what to do", "[host][binning][err
   p[2][3] = 4.0f;  // the upper face of an open box is inside
   CHECK_NOTHROW(g.build(p));
 }
+
+TEST_CASE("attaching before build is an error that says what to do", "[host][binning][errors]") {
+  CellGrid<Host, double, 2> g(Box<double, 2>::cube(0, 3, true), 1);
+  std::vector<double> m(4, 1.0);
+  CHECK_THROWS_WITH(g.attach(m.data()), Catch::Matchers::Contains("call build() first"));
+}

@@ -99,6 +99,8 @@ class CellGrid {
   template <class T>
   int attach(const T* host_values) {
     static_assert(std::is_trivially_copyable<T>::value, "cellint: attributes must be trivially copyable");
+    CELLINT_EXPECTS(built_, "cellint::CellGrid::attach: call build() first (attributes are given in the "
+                    "user's order and permuted with the particles)");
     CELLINT_EXPECTS(attrs_.size() < static_cast<std::size_t>(max_attributes),
                     "cellint::CellGrid::attach: at most ", max_attributes, " attributes");
     Attribute a;
@@ -209,6 +211,7 @@ class CellGrid {
 
   void resize_particles(Index n) {
     n_ = n;
+    built_ = true;
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
     for (int d = 0; d < Dim; ++d) {
       pos_[d].resize(m);
@@ -327,6 +330,7 @@ class CellGrid {
   Stream stream_;
   Index n_ = 0;
   Index max_per_cell_ = 0;
+  bool built_ = false;
   std::array<Buffer<Backend, Real>, Dim> pos_, pos_alt_;
   Buffer<Backend, Index> id_, id_alt_, src_;
   Buffer<Backend, std::uint32_t> start_, count_, cell_of_, rank_, scalars_;
