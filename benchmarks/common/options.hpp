@@ -46,6 +46,7 @@ struct Options {
   int warmup = defaults::warmup;
   double max_ms = defaults::max_ms;
   int binning_reps = defaults::binning_reps;
+  bool binning_stable = false;  ///< also time GridOptions::stable builds
   bool scaling = false;
   double scaling_min = defaults::scaling_min;
   double scaling_max = defaults::scaling_max;
@@ -76,6 +77,7 @@ inline const char* usage_text() {
   --warmup N          untimed calls first [3]
   --max-ms MS         cap on timed milliseconds per case: reps shrink to fit [1500]
   --binning-reps N    timed builds for the binning median [5]
+  --binning-stable    also time the stable binning (radix sort by cell) -> binning_stable_ms
   --scaling           sweep N from --scaling-min to --scaling-max at --ppc (first value, 10
                       unless given) particles per cell; d chosen per N; stops at out-of-memory
   --scaling-min N / --scaling-max N / --scaling-per-decade K   [1e3 / 1e8 / 2]
@@ -180,6 +182,8 @@ inline Options parse_options(int argc, char** argv) {
       if (o.warmup < 0) throw std::invalid_argument("--warmup: must be >= 0");
     } else if (a == "--max-ms") {
       o.max_ms = parse_number(a, next());
+    } else if (a == "--binning-stable") {
+      o.binning_stable = true;
     } else if (a == "--binning-reps") {
       o.binning_reps = parse_positive(a, next());
     } else if (a == "--scaling") {
