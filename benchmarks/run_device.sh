@@ -4,15 +4,22 @@
 #
 #   bash benchmarks/run_device.sh [PART ...]
 #
-# PART (default: all = build ceilings paper cost scaling):
-#   build     configure + build interaction_bench_cuda and ceilings (Release, sm_90, -j16)
+# PART (default: all = build ceilings paper cost scaling scan lj sph):
+#   build     configure + build interaction_bench_cuda, ceilings, the block-scan benchmark and the
+#             LJ and SPH demos (Release, sm_90, -j16)
 #   ceilings  measured FP32 FMA rate and device-memory bandwidth         -> ceilings.json
 #   paper     paper section 7: d in 2..32, 1/10/100 per cell, float, 3D, every strategy + Auto,
 #             functors paper (LennardJonesPaper) and lj (force with cutoff test)
 #                                                                          -> interaction_paper.json
 #   cost      paper Fig. 8 cost variants cheap / paper / lj150 on d in {4,16,32} x {1,10,100}
 #                                                                          -> interaction_cost.json
-#   scaling   N = 1e3 .. 1e8 at 10 per cell (stops at the memory limit)   -> interaction_scaling.json
+#   scaling   N = 1e3 .. 1e8 at 10 per cell (stops at the memory limit), atomic and stable
+#             binning timed too                                          -> interaction_scaling.json
+#   scan      block prefix sum against cub::BlockScan, n = 27 .. 4096     -> block_scan.json
+#   lj        LJ demo: the energy drift over 1,000 steps (shifted, 32K atoms) in float, mixed and
+#             double, then in.lj at 32K/256K/2M/16M atoms in each         -> lj_*.json
+#   sph       SPH dam break: 1M particles float/double 2,000 steps, 80K particles to T = 2.6 checked
+#                                                                          -> sph_*.json, sph_front_200_*.csv
 # Everything goes to $OUT (default benchmarks/results/run-<UTC date>) with run_device.log.
 #
 # Environment:
@@ -20,7 +27,8 @@
 #   BUILD_DIR            build folder [/tmp/cellint-bench-build]
 #   CELLINT_BUILD_TESTS  passed to CMake [OFF] (the device machine has no Catch2)
 #   CUDA_ARCH            CMAKE_CUDA_ARCHITECTURES [90]
-#   CELLINT_BENCH_BIN    folder holding prebuilt interaction_bench_cuda and ceilings: skip the build
+#   CELLINT_BENCH_BIN    the benchmarks/ folder of a prebuilt build tree (interaction_bench_cuda,
+#                        ceilings, primitives/; the demos are looked up in its ../examples): skip the build
 #   CELLINT_COMMIT       commit recorded in the JSON (else git rev-parse, else "unknown")
 #   BUDGET_S             seconds the whole script may take [560]
 #   BENCH_ARGS           extra arguments for every interaction_bench_cuda call
@@ -54,7 +62,7 @@ want() {
   return 1
 }
 for p in "${parts[@]}"; do
-  case $p in build|ceilings|paper|cost|scaling|all) ;; *) echo "run_device.sh: unknown part '$p'"; exit 2 ;; esac
+  case $p in build|ceilings|paper|cost|scaling|scan|lj|sph|all) ;; *) echo "run_device.sh: unknown part '$p'"; exit 2 ;; esac
 done
 
 elapsed() { echo $(( $(date +%s) - t_start )); }
@@ -62,9 +70,9 @@ left() { echo $(( BUDGET_S - $(elapsed) )); }
 say() { printf '[run_device %4ss] %s\n' "$(elapsed)" "$*"; }
 
 # Estimated seconds per part on an H100 (printed up front; the budget enforces the bound).
-declare -A est=([build]=150 [ceilings]=10 [paper]=120 [cost]=80 [scaling]=80)
+declare -A est=([build]=150 [ceilings]=10 [paper]=120 [cost]=80 [scaling]=80 [scan]=15 [lj]=90 [sph]=90)
 total=0
-for p in build ceilings paper cost scaling; do
+for p in build ceilings paper cost scaling scan lj sph; do
   if want $p; then
     if [ $p = build ] && [ -n "${CELLINT_BENCH_BIN:-}" ]; then continue; fi
     total=$(( total + ${est[$p]} ))
@@ -113,12 +121,13 @@ else
     t0=$(date +%s)
     if ! cmake -S "$here" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCELLINT_ENABLE_CUDA=ON \
          -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" -DCELLINT_BUILD_TESTS="${CELLINT_BUILD_TESTS:-OFF}" \
-         -DCELLINT_BUILD_EXAMPLES=OFF -DCELLINT_BUILD_BENCHMARKS=ON -DCELLINT_FULL_MATRIX=ON >"$BUILD_DIR.configure.log" 2>&1; then
+         -DCELLINT_BUILD_EXAMPLES=ON -DCELLINT_BUILD_BENCHMARKS=ON -DCELLINT_FULL_MATRIX=ON >"$BUILD_DIR.configure.log" 2>&1; then
       tail -n 40 "$BUILD_DIR.configure.log"
       say "configure FAILED"
       exit 1
     fi
     if ! timeout $(( $(left) - 30 )) cmake --build "$BUILD_DIR" -j"$JOBS" --target interaction_bench_cuda ceilings \
+         cellint_block_scan_bench cellint_lj_cuda cellint_sph_cuda \
          >"$BUILD_DIR.build.log" 2>&1; then
       grep -E "error|Error" "$BUILD_DIR.build.log" | head -n 40
       tail -n 20 "$BUILD_DIR.build.log"
@@ -136,10 +145,10 @@ done
 # ---- runs ----------------------------------------------------------------------------------------
 # Each part may use what is left of the budget minus a reserve for the parts after it, so that a
 # slow part cannot starve the rest (a part cut short keeps the JSON written so far).
-declare -A floor_s=([paper]=90 [cost]=60 [scaling]=60)
+declare -A floor_s=([paper]=90 [cost]=60 [scaling]=60 [scan]=15 [lj]=60 [sph]=60)
 reserve_after() {  # reserve_after PART: the floors of the wanted parts that follow PART
   local r=0 seen=0 p
-  for p in ceilings paper cost scaling; do
+  for p in ceilings paper cost scaling scan lj sph; do
     if [ $seen -eq 1 ] && want $p; then r=$(( r + ${floor_s[$p]:-0} )); fi
     [ $p = "$1" ] && seen=1
   done
@@ -168,8 +177,40 @@ if want scaling; then
   # shellcheck disable=SC2086
   run_part scaling 5 "$BIN/interaction_bench_cuda" --label scaling --scaling --scaling-min 1e3 --scaling-max 1e8 \
     --ppc 10 --strategy all,auto --functor paper --precision float --dim 3 --reps 200 --batches 5 --max-ms 1000 \
+    --binning-stable \
     "${ceil_arg[@]}" --json "$OUT/interaction_scaling.json" $BENCH_ARGS
 fi
+
+export EX=$BIN/../examples OUT
+if want scan; then
+  run_part scan "$(reserve_after scan)" "$BIN/primitives/cellint_block_scan_bench" "$OUT/block_scan.json"
+fi
+# The demos: one process per run, each writing its JSON summary (commands as in docs/lj.md, docs/sph.md).
+lj_all() {
+  local B=$EX/lj/cellint_lj_cuda p c
+  for p in float mixed double; do
+    "$B" --cells 20 --shifted --equilibrate 200 --steps 1200 --thermo 200 --precision $p \
+      --json "$OUT/lj_drift_$p.json" | tail -n 4 || return 1
+  done
+  for c in 20 40 80 160; do for p in float mixed double; do
+    echo "--cells $c --precision $p"
+    "$B" --cells $c --thermo 0 --precision $p --json "$OUT/lj_${c}_$p.json" | tail -n 3 || return 1
+  done; done
+}
+sph_all() {
+  local B=$EX/sph/cellint_sph_cuda p
+  for p in float double; do
+    "$B" --resolution 700 --precision $p --steps 2000 --progress 1000 --json "$OUT/sph_700_$p.json" | tail -n 6 || return 1
+  done
+  # validation to T = 2.6 (the CTest run's end: the surge has not reached the far wall yet)
+  for p in float double; do
+    "$B" --resolution 200 --precision $p --t-end 2.6 --check --front "$OUT/sph_front_200_$p.csv" \
+      --progress 5000 --json "$OUT/sph_200_$p.json" | tail -n 9
+  done
+}
+export -f lj_all sph_all
+want lj && run_part lj "$(reserve_after lj)" bash -o pipefail -c lj_all
+want sph && run_part sph "$(reserve_after sph)" bash -o pipefail -c sph_all
 
 say "finished (status $status); files in $OUT:"
 ls -l "$OUT" | sed 's/^/  /'
