@@ -30,24 +30,6 @@ struct CheapSum {
   }
 };
 
-/// The paper's LJ energy (same arithmetic as cellint::LennardJonesPaper) with a separate
-/// accumulation type, for mixed-precision runs (float arithmetic, double sums).
-template <class Real, int Dim, class Acc = Real>
-struct PaperLJ {
-  using Accum = Acc;                    ///< potential energy of the particle
-  static constexpr bool cutoff_test = false;
-  static constexpr int flops = 21;      ///< the paper's count (sqrt counted as 1)
-  Real epsilon = 1;                     ///< well depth
-  Real sigma2 = 1;                      ///< sigma squared
-  Real softening2 = Real(1e-2);         ///< regularisation of r^2
-  /// Accumulates the pair.
-  CELLINT_HD void operator()(Acc& e, const NoPayload&, const NoPayload&, const Vec<Real, Dim>&, Real r2) const {
-    const Real x2 = sigma2 / (r2 + softening2);
-    const Real x6 = x2 * x2 * x2;
-    e += static_cast<Acc>(Real(4) * epsilon * x6 * (x6 - Real(1)));
-  }
-};
-
 /// High-flop variant (paper Fig. 8): the paper's LJ energy plus a chain of 75 dependent FMAs
 /// (150 flop) seeded by the pair's x2, so that the compiler can neither drop nor hoist it.
 /// The coefficients are run-time members (not constants) for the same reason; with

@@ -64,14 +64,15 @@ struct Options {
 inline const char* usage_text() {
   return R"(usage: interaction_bench [options]
   --strategy LIST     strategy names (par-part-noloop, par-part-loop, par-cell, par-cell-sm,
-                      all-in-sm, x-pencil, x-pencil-reg, cell-loop, cell-loop-half), 'all'
+                      all-in-sm, x-pencil, x-pencil-reg, x-pencil-tile, cell-loop, cell-loop-half), 'all'
                       (every strategy of the backend) and/or 'auto'; comma separated [all]
   --cells LIST        cells per side d (d^dim cells, width = cutoff = 1) [2,4,8,16,32]
   --ppc LIST          mean particles per cell [1,10,100]
   --dim LIST          2 and/or 3 [3]
   --precision LIST    float | double | mixed (float positions, double sums) [float]
   --functor LIST      paper (LJ energy, no cutoff test, 21 flop) | lj (LJ force+energy+virial
-                      with cutoff test) | cheap (5 flop) | lj150 (paper + 150 flop) [paper]
+                      with cutoff test) | cheap (5 flop) | lj150 (paper + 150 flop) |
+                      paper-fast, lj-fast (the same with FastMath: approximate reciprocal) [paper]
   --reps N            calls timed back to back with one event pair [200]
   --batches B         the reps split into B event-timed batches for a median [5]
   --warmup N          untimed calls first [3]
@@ -171,8 +172,8 @@ inline Options parse_options(int argc, char** argv) {
     } else if (a == "--functor" || a == "--functors") {
       o.functors = split_list(next());
       for (auto& f : o.functors)
-        if (f != "paper" && f != "lj" && f != "cheap" && f != "lj150")
-          throw std::invalid_argument("--functor: paper, lj, cheap or lj150, not '" + f + "'");
+        if (f != "paper" && f != "lj" && f != "cheap" && f != "lj150" && f != "paper-fast" && f != "lj-fast")
+          throw std::invalid_argument("--functor: paper, paper-fast, lj, lj-fast, cheap or lj150, not '" + f + "'");
     } else if (a == "--reps") {
       o.reps = parse_positive(a, next());
     } else if (a == "--batches") {

@@ -473,13 +473,15 @@ template <class B, class R, int D, class Acc>
 void run_family(Session& s, const std::string& precision) {
   for (const std::string& fn : s.opt.functors) {
     if (fn == "paper") {
-      if constexpr (std::is_same<R, Acc>::value)
-        run_functor<B, R, D, Acc>(s, LennardJonesPaper<R, D>{}, fn, precision);
-      else
-        run_functor<B, R, D, Acc>(s, PaperLJ<R, D, Acc>{}, fn, precision);
+      run_functor<B, R, D, Acc>(s, LennardJonesPaper<R, D, Acc>{}, fn, precision);
+    } else if (fn == "paper-fast") {
+      run_functor<B, R, D, Acc>(s, LennardJonesPaper<R, D, Acc, FastMath>{}, fn, precision);
     } else if (fn == "lj") {
       // sigma = cutoff / 2.5 (the usual truncation), shifted, softened like the paper's kernel
       run_functor<B, R, D, Acc>(s, LennardJones<R, D, Acc>::make(R(1), R(0.4), R(1), true, R(0.1)), fn, precision);
+    } else if (fn == "lj-fast") {
+      run_functor<B, R, D, Acc>(s, LennardJones<R, D, Acc, FastMath>::make(R(1), R(0.4), R(1), true, R(0.1)), fn,
+                                precision);
     } else if (fn == "cheap") {
       run_functor<B, R, D, Acc>(s, CheapSum<R, D, Acc>{}, fn, precision);
     } else if (fn == "lj150") {

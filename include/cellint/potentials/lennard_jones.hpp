@@ -3,6 +3,7 @@
 /// Lennard-Jones functors: the force/energy/virial functor used by simulations, and the paper's
 /// benchmark workload (softened potential energy over every candidate pair, no cutoff test).
 
+#include "cellint/core/math.hpp"
 #include "cellint/core/pair_functor.hpp"
 
 namespace cellint {
@@ -19,8 +20,9 @@ namespace cellint {
 /// r^2 by r^2 + softening2 (the paper's regularisation for random positions).
 ///
 /// @tparam Real position type; @tparam Dim 2 or 3; @tparam Acc accumulation type (double for
-/// mixed precision with float positions).
-template <class Real, int Dim, class Acc = Real>
+/// mixed precision with float positions); @tparam Math ExactMath (IEEE division) or FastMath
+/// (the GPU's approximate reciprocal in float, see core/math.hpp).
+template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
 struct LennardJones {
   /// Per-particle result.
   struct Accum {
@@ -50,7 +52,7 @@ struct LennardJones {
   /// Scalar part: returns V(r) and sets fr so that F_i = fr * dr.
   CELLINT_HD Real eval(Real r2, Real& fr) const {
     const Real s2 = r2 + softening2;
-    const Real inv2 = Real(1) / s2;
+    const Real inv2 = Math::rcp(s2);
     const Real x2 = sigma2 * inv2;
     const Real x6 = x2 * x2 * x2;
     fr = Real(24) * epsilon * x6 * (Real(2) * x6 - Real(1)) * inv2;
@@ -83,19 +85,25 @@ struct LennardJones {
 /// The paper's benchmark workload (section 7.1): per particle, the softened LJ potential
 /// energy 4 eps [(s2/(r2+soft2))^6 - (s2/(r2+soft2))^3] summed over every particle of the 3^Dim
 /// neighbour cells, without a cutoff test. The paper counts 21 flop per candidate pair.
-template <class Real, int Dim>
+/// @tparam Acc accumulation type (double for mixed precision); @tparam Math ExactMath (the
+/// paper's build: plain -O3, IEEE division) or FastMath (approximate reciprocal on GPUs).
+template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
 struct LennardJonesPaper {
-  using Accum = Real;               ///< potential energy of the particle
+  using Accum = Acc;                ///< potential energy of the particle
   static constexpr bool cutoff_test = false;
   static constexpr int flops = 21;  ///< the paper's count (sqrt counted as 1)
   Real epsilon = 1;                 ///< well depth
   Real sigma2 = 1;                  ///< sigma squared
   Real softening2 = Real(1e-2);     ///< regularisation of r^2
-  /// Accumulates the pair.
-  CELLINT_HD void operator()(Real& e, const NoPayload&, const NoPayload&, const Vec<Real, Dim>&, Real r2) const {
-    const Real x2 = sigma2 / (r2 + softening2);
-    const Real x6 = x2 * x2 * x2;
-    e += Real(4) * epsilon * x6 * (x6 - Real(1));
+  /// Accumulates the pair: with u = 1 / (r2 + softening2), u3 = u^3 and s6 = sigma^6,
+  /// 4 eps [(s6 u3)^2 - s6 u3] = u3 (4 eps s6^2 u3 - 4 eps s6): after the reciprocal two
+  /// multiplications and two FMAs (the coefficients are loop invariants).
+  CELLINT_HD void operator()(Acc& e, const NoPayload&, const NoPayload&, const Vec<Real, Dim>&, Real r2) const {
+    const Real u = Math::rcp(r2 + softening2);
+    const Real u3 = u * u * u;
+    const Real s6 = sigma2 * sigma2 * sigma2;
+    const Real b = Real(4) * epsilon * s6;
+    e += static_cast<Acc>(u3 * (b * s6 * u3 - b));
   }
 };
 
