@@ -9,7 +9,8 @@
 #             LJ and SPH demos (Release, sm_90, -j16)
 #   ceilings  measured FP32 FMA rate and device-memory bandwidth         -> ceilings.json
 #   paper     paper section 7: d in 2..32, 1/10/100 per cell, float, 3D, every strategy + Auto,
-#             functors paper (LennardJonesPaper) and lj (force with cutoff test)
+#             functors paper (LennardJonesPaper) and lj (force with cutoff test), each also
+#             with FastMath (paper-fast, lj-fast: the approximate reciprocal)
 #                                                                          -> interaction_paper.json
 #   cost      paper Fig. 8 cost variants cheap / paper / lj150 on d in {4,16,32} x {1,10,100}
 #                                                                          -> interaction_cost.json
@@ -70,7 +71,7 @@ left() { echo $(( BUDGET_S - $(elapsed) )); }
 say() { printf '[run_device %4ss] %s\n' "$(elapsed)" "$*"; }
 
 # Estimated seconds per part on an H100 (printed up front; the budget enforces the bound).
-declare -A est=([build]=150 [ceilings]=10 [paper]=120 [cost]=80 [scaling]=80 [scan]=15 [lj]=90 [sph]=90)
+declare -A est=([build]=150 [ceilings]=10 [paper]=150 [cost]=80 [scaling]=80 [scan]=15 [lj]=90 [sph]=90)
 total=0
 for p in build ceilings paper cost scaling scan lj sph; do
   if want $p; then
@@ -164,7 +165,7 @@ fi
 if want paper; then
   # shellcheck disable=SC2086
   run_part paper "$(reserve_after paper)" "$BIN/interaction_bench_cuda" --label paper --strategy all,auto \
-    --functor paper,lj --cells 2,4,8,16,32 --ppc 1,10,100 --precision float --dim 3 --reps 200 --batches 5 \
+    --functor paper,paper-fast,lj,lj-fast --cells 2,4,8,16,32 --ppc 1,10,100 --precision float --dim 3 --reps 200 --batches 5 \
     "${ceil_arg[@]}" --json "$OUT/interaction_paper.json" $BENCH_ARGS
 fi
 if want cost; then

@@ -40,7 +40,7 @@ void usage(const char* prog) {
       "                      and a GPU is present, else host; emulated runs the GPU kernels on\n"
       "                      the CPU, slowly, for testing, in the host build only)\n"
       "  --strategy S        auto (default) or one of: par-part-noloop, par-part-loop, par-cell,\n"
-      "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg (GPU), cell-loop,\n"
+      "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg, x-pencil-tile (GPU), cell-loop,\n"
       "                      cell-loop-half (CPU), brute-force\n"
       "  --xyz FILE          write an extended-XYZ trajectory (OVITO, ASE)\n"
       "  --every N           XYZ frame every N steps (default 0: final configuration only)\n"

@@ -48,7 +48,7 @@ void usage(const char* prog) {
       "                      and a GPU is present, else host; emulated runs the GPU kernels on\n"
       "                      the CPU, slowly, for testing, 2-D only, in the host build only)\n"
       "  --strategy S        auto (default) or one of: par-part-noloop, par-part-loop, par-cell,\n"
-      "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg (GPU), cell-loop,\n"
+      "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg, x-pencil-tile (GPU), cell-loop,\n"
       "                      cell-loop-half (CPU), brute-force; with --lattice also 'all'\n"
       "  --frames DIR        write particle frames into DIR (must exist)\n"
       "  --every N           frame every N steps (default 0: first and last only)\n"

@@ -12,6 +12,7 @@
 #include "cellint/strategies/strategy.hpp"
 #include "cellint/strategies/x_pencil.hpp"
 #include "cellint/strategies/x_pencil_reg.hpp"
+#include "cellint/strategies/x_pencil_tile.hpp"
 
 namespace cellint {
 
@@ -27,6 +28,7 @@ decltype(auto) dispatch(StrategyKind k, Op&& op) {
     case StrategyKind::AllInSM: return op(AllInSM{});
     case StrategyKind::XPencil: return op(XPencil{});
     case StrategyKind::XPencilReg: return op(XPencilReg{});
+    case StrategyKind::XPencilTile: return op(XPencilTile{});
     case StrategyKind::CellLoop: return op(CellLoop{});
     case StrategyKind::CellLoopHalf: return op(CellLoopHalf{});
     case StrategyKind::BruteForce: return op(BruteForce{});
@@ -43,7 +45,8 @@ std::vector<StrategyKind> strategies_for() {
   std::vector<StrategyKind> r;
   if (B::is_gpu_like)
     r = {StrategyKind::ParPartNoLoop, StrategyKind::ParPartLoop, StrategyKind::ParCell, StrategyKind::ParCellSM,
-         StrategyKind::AllInSM,       StrategyKind::XPencil,     StrategyKind::XPencilReg};
+         StrategyKind::AllInSM,       StrategyKind::XPencil,     StrategyKind::XPencilReg,
+         StrategyKind::XPencilTile};
   else
     r = {StrategyKind::CellLoop, StrategyKind::CellLoopHalf};
   return r;

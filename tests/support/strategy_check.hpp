@@ -55,7 +55,10 @@ Outcome check_strategy(StrategyKind k, const Case& c, const Tuning& t = {}) {
 
   Probe<Real, Dim, Acc> f{cutoff * cutoff};
   using Accum = typename Probe<Real, Dim, Acc>::Accum;
-  if (!supports(k, grid, f, t).ok) return Outcome::Unsupported;
+  if (const Support s = supports(k, grid, f, t); !s.ok) {
+    UNSCOPED_INFO(to_string(k) << " unsupported: " << s.reason);  // shown if the caller expected a pass
+    return Outcome::Unsupported;
+  }
   Buffer<Backend, Accum> out(static_cast<std::size_t>(std::max<Index>(n, 1)));
   out.fill_bytes(0xFF);  // poison: every slot must be written
   interact_with(k, grid, f, out.data(), t);

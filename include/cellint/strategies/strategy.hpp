@@ -20,6 +20,7 @@ enum class StrategyKind {
   CellLoop,       ///< CPU: loop over cells and their neighbours (serial / OpenMP)
   CellLoopHalf,   ///< CPU: half-shell cell loop using Newton's third law
   BruteForce,     ///< CPU: O(N^2) over all pairs with the minimum image (the oracle)
+  XPencilTile,    ///< X-pencil with every neighbour row staged and warp-wide tiles of targets (cellint)
   Auto            ///< time the eligible strategies once, cache and use the fastest
 };
 
@@ -36,6 +37,7 @@ inline const char* to_string(StrategyKind k) {
     case StrategyKind::CellLoop: return "cell-loop";
     case StrategyKind::CellLoopHalf: return "cell-loop-half";
     case StrategyKind::BruteForce: return "brute-force";
+    case StrategyKind::XPencilTile: return "x-pencil-tile";
     case StrategyKind::Auto: return "auto";
   }
   return "?";
@@ -52,6 +54,7 @@ struct XPencilReg { static constexpr StrategyKind kind = StrategyKind::XPencilRe
 struct CellLoop { static constexpr StrategyKind kind = StrategyKind::CellLoop; };            ///< CPU cell loop
 struct CellLoopHalf { static constexpr StrategyKind kind = StrategyKind::CellLoopHalf; };    ///< CPU half shell
 struct BruteForce { static constexpr StrategyKind kind = StrategyKind::BruteForce; };        ///< CPU O(N^2)
+struct XPencilTile { static constexpr StrategyKind kind = StrategyKind::XPencilTile; };      ///< X-pencil, warp tiles
 struct Auto { static constexpr StrategyKind kind = StrategyKind::Auto; };                    ///< autotuned
 
 /// Tuning knobs shared by the strategies; 0 means "the strategy's rule decides" (paper 7.1).

@@ -153,6 +153,15 @@ class Autotuner {
           t.threads = th;
           cands.emplace_back(s, t);
         }
+      } else if (s == StrategyKind::XPencilTile && user.pencil_length == 0) {
+        // the rule's length (aimed at three blocks per multiprocessor) and two longer pencils
+        // (fewer, larger blocks: fewer ghost cells staged, fewer blocks in flight)
+        cands.emplace_back(s, user);
+        for (int len : {2, 4}) {
+          Tuning t = user;
+          t.pencil_length = len;
+          cands.emplace_back(s, t);
+        }
       } else {
         cands.emplace_back(s, user);
       }
