@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <iomanip>
 #include <map>
 #include <mutex>
@@ -153,11 +154,13 @@ class Autotuner {
           t.threads = th;
           cands.emplace_back(s, t);
         }
-      } else if (s == StrategyKind::XPencilTile && user.pencil_length == 0) {
-        // the rule's length (aimed at three blocks per multiprocessor) and two longer pencils
-        // (fewer, larger blocks: fewer ghost cells staged, fewer blocks in flight)
+      } else if ((s == StrategyKind::XPencil || s == StrategyKind::XPencilTile) && user.pencil_length == 0) {
+        // The rule's pencil length and two others. X-pencil: shorter pencils than the rule's
+        // (smaller blocks, fewer threads waiting at each row's barrier); X-pencil-tile: longer
+        // ones (the rule aims at three blocks per multiprocessor; longer pencils stage fewer ghost
+        // cells per target). A length the rule picks anyway is timed once more, harmlessly.
         cands.emplace_back(s, user);
-        for (int len : {2, 4}) {
+        for (int len : s == StrategyKind::XPencil ? std::initializer_list<int>{1, 2} : std::initializer_list<int>{2, 4}) {
           Tuning t = user;
           t.pencil_length = len;
           cands.emplace_back(s, t);
