@@ -51,11 +51,11 @@ PAPER_CITE = ("the paper's Table 1 (section 7.2: Par-Part-NoLoop and X-pencil, f
               "200 asynchronous calls averaged)")
 
 STRATEGY_ORDER = ["par-part-noloop", "par-part-loop", "par-cell", "par-cell-sm", "all-in-sm", "x-pencil",
-                  "x-pencil-reg", "x-pencil-tile", "x-pencil-sieve", "cell-loop", "cell-loop-half", "brute-force", "auto"]
+                  "x-pencil-reg", "x-pencil-tile", "cell-loop", "cell-loop-half", "brute-force", "auto"]
 STYLE = {
     "par-part-noloop": ("black", "o"), "par-part-loop": ("tab:gray", "v"), "par-cell": ("tab:brown", "s"),
     "par-cell-sm": ("tab:orange", "D"), "all-in-sm": ("tab:purple", "^"), "x-pencil": ("tab:blue", "P"),
-    "x-pencil-reg": ("tab:green", "X"), "x-pencil-tile": ("tab:olive", "p"), "x-pencil-sieve": ("darkblue", "h"), "cell-loop": ("tab:red", "o"), "cell-loop-half": ("tab:pink", "s"),
+    "x-pencil-reg": ("tab:green", "X"), "x-pencil-tile": ("tab:olive", "p"), "cell-loop": ("tab:red", "o"), "cell-loop-half": ("tab:pink", "s"),
     "auto": ("tab:cyan", "*"),
 }
 FUNCTOR_TEXT = {

@@ -29,7 +29,6 @@ decltype(auto) dispatch(StrategyKind k, Op&& op) {
     case StrategyKind::XPencil: return op(XPencil{});
     case StrategyKind::XPencilReg: return op(XPencilReg{});
     case StrategyKind::XPencilTile: return op(XPencilTile{});
-    case StrategyKind::XPencilSieve: return op(XPencilSieve{});
     case StrategyKind::CellLoop: return op(CellLoop{});
     case StrategyKind::CellLoopHalf: return op(CellLoopHalf{});
     case StrategyKind::BruteForce: return op(BruteForce{});
@@ -47,7 +46,7 @@ std::vector<StrategyKind> strategies_for() {
   if (B::is_gpu_like)
     r = {StrategyKind::ParPartNoLoop, StrategyKind::ParPartLoop, StrategyKind::ParCell, StrategyKind::ParCellSM,
          StrategyKind::AllInSM,       StrategyKind::XPencil,     StrategyKind::XPencilReg,
-         StrategyKind::XPencilTile,   StrategyKind::XPencilSieve};
+         StrategyKind::XPencilTile};
   else
     r = {StrategyKind::CellLoop, StrategyKind::CellLoopHalf};
   return r;

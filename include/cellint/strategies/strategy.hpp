@@ -21,7 +21,6 @@ enum class StrategyKind {
   CellLoopHalf,   ///< CPU: half-shell cell loop using Newton's third law
   BruteForce,     ///< CPU: O(N^2) over all pairs with the minimum image (the oracle)
   XPencilTile,    ///< X-pencil with every neighbour row staged and warp-wide tiles of targets (cellint)
-  XPencilSieve,   ///< X-pencil whose inner loop tests the cutoff for 32 sources, then evaluates the hits (cellint)
   Auto            ///< time the eligible strategies once, cache and use the fastest
 };
 
@@ -39,7 +38,6 @@ inline const char* to_string(StrategyKind k) {
     case StrategyKind::CellLoopHalf: return "cell-loop-half";
     case StrategyKind::BruteForce: return "brute-force";
     case StrategyKind::XPencilTile: return "x-pencil-tile";
-    case StrategyKind::XPencilSieve: return "x-pencil-sieve";
     case StrategyKind::Auto: return "auto";
   }
   return "?";
@@ -57,7 +55,6 @@ struct CellLoop { static constexpr StrategyKind kind = StrategyKind::CellLoop; }
 struct CellLoopHalf { static constexpr StrategyKind kind = StrategyKind::CellLoopHalf; };    ///< CPU half shell
 struct BruteForce { static constexpr StrategyKind kind = StrategyKind::BruteForce; };        ///< CPU O(N^2)
 struct XPencilTile { static constexpr StrategyKind kind = StrategyKind::XPencilTile; };      ///< X-pencil, warp tiles
-struct XPencilSieve { static constexpr StrategyKind kind = StrategyKind::XPencilSieve; };    ///< X-pencil, sieved cutoff
 struct Auto { static constexpr StrategyKind kind = StrategyKind::Auto; };                    ///< autotuned
 
 /// Tuning knobs shared by the strategies; 0 means "the strategy's rule decides" (paper 7.1).

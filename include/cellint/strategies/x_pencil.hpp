@@ -53,10 +53,7 @@ namespace cellint::detail {
 /// position and payload, padded for vector loads), then `buffers` x (L+3) local cell
 /// boundaries. Barriers: one per staged pencil with two buffers (the store goes to the buffer
 /// nobody reads); with one buffer a second one before each store.
-///
-/// `Sieve` (X-pencil-sieve): the inner loop is accumulate_sieved (pencil.hpp) instead of
-/// accumulate_staged; everything else is the same kernel.
-template <class F, class Real, int Dim, bool Sieve = false>
+template <class F, class Real, int Dim>
 struct XPencilInteract {
   using T = FunctorTraits<F, Real, Dim>;
   using Rec = StagedParticle<Real, Dim, typename T::Payload>;
@@ -100,17 +97,11 @@ struct XPencilInteract {
           const Rec* buf = layout.buffer<Rec>(base, slot);
           const Index* starts = layout.starts<Rec>(base, slot);
           const Index lo = starts[lx - 1], hi = starts[lx + 2];
-          auto sweep = [&](Index from, Index to) {
-            if constexpr (Sieve)
-              accumulate_sieved<T>(f, buf, from, to, xt, pt, rc2, acc);
-            else
-              accumulate_staged<T>(f, buf, from, to, xt, pt, rc2, acc);
-          };
           if (own) {
-            sweep(lo, self);
-            sweep(self + 1, hi);
+            accumulate_staged<T>(f, buf, lo, self, xt, pt, rc2, acc);
+            accumulate_staged<T>(f, buf, self + 1, hi, xt, pt, rc2, acc);
           } else {
-            sweep(lo, hi);
+            accumulate_staged<T>(f, buf, lo, hi, xt, pt, rc2, acc);
           }
         };
         bool pending = false, pending_own = false;
@@ -162,22 +153,15 @@ struct XPencilPlan {
   Index length = 1, pencils_x = 1, pencils = 0;
 };
 
-/// The launch-shape rule of the file comment (Sieve: X-pencil-sieve, the same rule).
-template <class B, class R, int D, class F, bool Sieve = false>
+/// The launch-shape rule of the file comment.
+template <class B, class R, int D, class F>
 XPencilPlan plan_x_pencil(const CellGrid<B, R, D>& grid, const F& f, const DeviceProperties& p,
                           const Tuning& t) {
-  using K = XPencilInteract<F, R, D, Sieve>;
+  using K = XPencilInteract<F, R, D>;
   using Rec = typename K::Rec;
-  const char* name = Sieve ? "x-pencil-sieve" : "x-pencil";
   XPencilPlan plan;
   if (!B::is_gpu_like) {
-    plan.support = Support::no(cat(name, " needs a GPU-like backend (Emulated, Cuda or Hip)"));
-    return plan;
-  }
-  if (Sieve && !FunctorTraits<F, R, D>::cutoff_test) {
-    plan.support = Support::no(
-        "x-pencil-sieve: the functor has no cutoff test (cutoff_test = false), so there is nothing to "
-        "sieve; x-pencil runs the same pairs without the extra pass");
+    plan.support = Support::no("x-pencil needs a GPU-like backend (Emulated, Cuda or Hip)");
     return plan;
   }
   const auto& g = grid.geometry();
@@ -188,11 +172,11 @@ XPencilPlan plan_x_pencil(const CellGrid<B, R, D>& grid, const F& f, const Devic
   const unsigned cap = pencil_thread_cap<B>(p, K{grid.view(), f, nullptr, {}, 1, 1, 0});
   if (t.pencil_length < 0) {
     plan.support =
-        Support::no(cat(name, ": Tuning::pencil_length = ", t.pencil_length, " is negative"));
+        Support::no(cat("x-pencil: Tuning::pencil_length = ", t.pencil_length, " is negative"));
     return plan;
   }
   if (t.shared_bytes > p.shared_per_block_optin) {
-    plan.support = Support::no(cat(name, ": Tuning::shared_bytes = ", t.shared_bytes,
+    plan.support = Support::no(cat("x-pencil: Tuning::shared_bytes = ", t.shared_bytes,
                                    " exceeds the device's shared memory per block (",
                                    p.shared_per_block_optin, " bytes after opting in)"));
     return plan;
@@ -211,7 +195,7 @@ XPencilPlan plan_x_pencil(const CellGrid<B, R, D>& grid, const F& f, const Devic
     buffers = fit2 >= length ? 2 : fit1 >= length ? 1 : fit2_max >= length ? 2 : 1;
     if (fit1_max < length) {
       plan.support =
-          Support::no(cat(name, ": Tuning::pencil_length = ", length, " needs ", length + 2,
+          Support::no(cat("x-pencil: Tuning::pencil_length = ", length, " needs ", length + 2,
                           " cells x M_C = ", mc, " particles x ", sizeof(Rec),
                           " bytes = ", PencilLayout::make<Rec>(length, mc, 1).bytes,
                           " bytes of shared memory, more than the budget of ", budget_max,
@@ -221,7 +205,7 @@ XPencilPlan plan_x_pencil(const CellGrid<B, R, D>& grid, const F& f, const Devic
   } else {
     if (fit1_max < 1) {
       plan.support = Support::no(
-          cat(name, ": one pencil of 3 cells (1 target cell and 2 ghosts) with M_C = ", mc,
+          cat("x-pencil: one pencil of 3 cells (1 target cell and 2 ghosts) with M_C = ", mc,
               " particles per cell needs 3 x ", mc, " x ", sizeof(Rec),
               " bytes + boundaries = ", PencilLayout::make<Rec>(1, mc, 1).bytes,
               " bytes of shared memory, more than the budget of ", budget_max, " bytes",
@@ -295,40 +279,6 @@ struct StrategyImpl<XPencil> {
       B::launch(s,
                 XPencilInteract<F, R, D>{grid.view(), f, out, plan.layout, plan.length,
                                          plan.pencils_x, plan.pencils},
-                grid.stream());
-    }
-    return s;
-  }
-};
-
-/// X-pencil-sieve: X-pencil's kernel and launch rule with the sieved inner loop (functors with
-/// a cutoff test only).
-template <>
-struct StrategyImpl<XPencilSieve> {
-  /// As X-pencil, and no for a functor without a cutoff test.
-  template <class B, class R, int D, class F>
-  static Support supports(const CellGrid<B, R, D>& grid, const F& f, const DeviceProperties& p,
-                          const Tuning& t) {
-    return plan_x_pencil<B, R, D, F, true>(grid, f, p, t).support;
-  }
-  /// The launch shape (X-pencil's rule).
-  template <class B, class R, int D, class F>
-  static LaunchShape shape(const CellGrid<B, R, D>& grid, const F& f, const DeviceProperties& p,
-                           const Tuning& t) {
-    return plan_x_pencil<B, R, D, F, true>(grid, f, p, t).shape;
-  }
-  /// Launches the kernel on the grid's stream (asynchronous); returns the launch shape.
-  template <class B, class R, int D, class F>
-  static LaunchShape run(const CellGrid<B, R, D>& grid, const F& f,
-                         typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t) {
-    LaunchShape s{};
-    if constexpr (B::is_gpu_like) {
-      const XPencilPlan plan = plan_x_pencil<B, R, D, F, true>(grid, f, B::properties(), t);
-      s = plan.shape;
-      if (grid.size() == 0 || !plan.support.ok) return s;
-      B::launch(s,
-                XPencilInteract<F, R, D, true>{grid.view(), f, out, plan.layout, plan.length,
-                                               plan.pencils_x, plan.pencils},
                 grid.stream());
     }
     return s;

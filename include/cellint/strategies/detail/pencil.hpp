@@ -253,58 +253,6 @@ CELLINT_HD CELLINT_INLINE void accumulate_staged(const F& f, const Rec* buf, Ind
   }
 }
 
-/// Index (0..31) of the lowest set bit of a non-zero mask.
-CELLINT_HD inline int lowest_bit(unsigned m) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __ffs(static_cast<int>(m)) - 1;
-#else
-  return __builtin_ctz(m);
-#endif
-}
-
-/// Sources per chunk of the sieved inner loop: one bit each in a 32-bit mask.
-inline constexpr int sieve_chunk = 32;
-
-/// The sieved inner loop (X-pencil-sieve; functors with a cutoff test): the same pairs as
-/// accumulate_staged, in chunks of 32 staged sources. A first pass over a chunk computes only r2
-/// and sets bit b when source b lies inside the cutoff; a second pass calls the functor for the
-/// set bits, lowest first (dr and r2 are computed again by the same expressions). With lanes of
-/// a warp reading the same sources (targets of one cell), the first pass runs in lock-step; the
-/// functor then runs about (fraction inside the cutoff) x 32 times per chunk instead of once per
-/// candidate whenever any lane of the warp has a neighbour, which for LJ at r_c = cell width is
-/// almost always (16% of the candidates are inside, so a warp of 32 rarely has none).
-template <class T, class F, class Real, int Dim, class Rec>
-CELLINT_HD CELLINT_INLINE void accumulate_sieved(const F& f, const Rec* buf, Index lo, Index hi,
-                                                 const Vec<Real, Dim>& xt,
-                                                 const typename T::Payload& pt, Real rc2,
-                                                 typename T::Accum& acc) {
-  for (Index j0 = lo; j0 < hi; j0 += sieve_chunk) {
-    const Index n = hi - j0;
-    unsigned mask = 0;
-    CELLINT_DETAIL_UNROLL
-    for (int b = 0; b < sieve_chunk; ++b) {
-      if (b < n) {
-        const Rec r = buf[j0 + b];
-        Vec<Real, Dim> dr;
-        for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - r.x[d];
-        if (norm2(dr) < rc2) mask |= 1u << b;
-      }
-    }
-    while (mask != 0u) {
-      const int b = lowest_bit(mask);
-      mask &= mask - 1u;
-      const Rec r = buf[j0 + b];
-      Vec<Real, Dim> dr;
-      for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - r.x[d];
-      const Real r2 = norm2(dr);
-      if constexpr (T::position_only)
-        f(acc, pt, pt, dr, r2);
-      else
-        f(acc, pt, r.p, dr, r2);
-    }
-  }
-}
-
 /// Shared-memory layout of the pencil strategies: `buffers` staging buffers of `capacity`
 /// records, then `buffers` arrays of `starts_len` cell boundaries, then `extra` Index values.
 struct PencilLayout {
