@@ -272,18 +272,22 @@ void run_functor(Session& s, const F& f, const std::string& fname, const std::st
       for (int d = 0; d < D; ++d) p[d] = pos[d].data();
       CellGrid<B, R, D> grid(Box<R, D>::cube(R(0), static_cast<R>(c.d), false), R(1), GridOptions<R>{}, stream);
       B::synchronize(stream);
-      grid.build_from_backend(p, n);  // first build allocates
+      // Median (and minimum) of timed rebuilds of `g`, after a first build that allocates.
+      auto time_builds = [&](CellGrid<B, R, D>& g, std::vector<double>& ms) {
+        g.build_from_backend(p, n);
+        double spent = 0;
+        for (int r = 0; r < o.binning_reps && (r == 0 || spent < o.max_ms); ++r) {
+          B::synchronize(stream);
+          const auto t0 = std::chrono::steady_clock::now();
+          g.build_from_backend(p, n);
+          B::synchronize(stream);
+          ms.push_back(ms_since(t0));
+          spent += ms.back();
+        }
+        return median_of(ms);
+      };
       std::vector<double> bms;
-      double spent = 0;
-      for (int r = 0; r < o.binning_reps && (r == 0 || spent < o.max_ms); ++r) {
-        B::synchronize(stream);
-        const auto t0 = std::chrono::steady_clock::now();
-        grid.build_from_backend(p, n);
-        B::synchronize(stream);
-        bms.push_back(ms_since(t0));
-        spent += bms.back();
-      }
-      const double bin_ms = median_of(bms);
+      const double bin_ms = time_builds(grid, bms);
       const double bin_min = *std::min_element(bms.begin(), bms.end());
       // The deterministic option (GridOptions::stable: radix sort by cell instead of the atomic
       // scatter), timed the same way on a second grid when asked for.
@@ -292,18 +296,8 @@ void run_functor(Session& s, const F& f, const std::string& fname, const std::st
         GridOptions<R> so;
         so.stable = true;
         CellGrid<B, R, D> sg(Box<R, D>::cube(R(0), static_cast<R>(c.d), false), R(1), so, stream);
-        sg.build_from_backend(p, n);
         std::vector<double> sms;
-        double sspent = 0;
-        for (int r = 0; r < o.binning_reps && (r == 0 || sspent < o.max_ms); ++r) {
-          B::synchronize(stream);
-          const auto t0 = std::chrono::steady_clock::now();
-          sg.build_from_backend(p, n);
-          B::synchronize(stream);
-          sms.push_back(ms_since(t0));
-          sspent += sms.back();
-        }
-        bin_stable_ms = median_of(sms);
+        bin_stable_ms = time_builds(sg, sms);
       }
 
       std::vector<Index> start(static_cast<std::size_t>(grid.cell_count()) + 1);

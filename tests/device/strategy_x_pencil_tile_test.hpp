@@ -165,13 +165,13 @@ TEST_CASE("x-pencil-tile launch shapes and refusals", CELLINT_TEST_TAG "[x-penci
   const std::size_t budget = p.shared_per_multiprocessor / 3 - 1024;
   const Index l = XT::pencil_length(grid, F{}, p, {});
   CHECK(l >= 1);
-  CHECK(cellint::detail::TileLayout::make<Rec>(l, mc, 9).bytes <= budget);
-  if (l < 8) CHECK(cellint::detail::TileLayout::make<Rec>(l + 1, mc, 9).bytes > budget);
+  CHECK(cellint::detail::PencilLayout::make<Rec>(l, mc, 9).bytes <= budget);
+  if (l < 8) CHECK(cellint::detail::PencilLayout::make<Rec>(l + 1, mc, 9).bytes > budget);
   cellint::LaunchShape s = XT::shape(grid, F{}, p, {});
   CHECK(s.block % 32 == 0);
   CHECK(s.block >= static_cast<unsigned>(std::min<long>(1024, cellint::detail::pencil_expected_targets(
                                                                     grid.size() / 512.0, l, mc))));
-  CHECK(s.shared_bytes == cellint::detail::TileLayout::make<Rec>(l, mc, 9).bytes);
+  CHECK(s.shared_bytes == cellint::detail::PencilLayout::make<Rec>(l, mc, 9).bytes);
   // Many multiprocessors: one cell per pencil, one block each.
   p.multiprocessors = 100000;
   CHECK(XT::pencil_length(grid, F{}, p, {}) == 1);

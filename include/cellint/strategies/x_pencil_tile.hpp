@@ -76,41 +76,9 @@ CELLINT_HD CELLINT_INLINE void tile_accumulate(const F& f, const Rec* buf, Index
   }
 }
 
-/// Shared-memory layout of X-pencil-tile: `rows` staging buffers of `capacity` records, then
-/// `rows` arrays of `starts_len` local cell boundaries.
-struct TileLayout {
-  Index capacity = 0;     ///< records per row: M_C x (L + 2)
-  Index starts_len = 0;   ///< boundaries per row: L + 3
-  int rows = 1;           ///< 3^(Dim-1)
-  std::size_t bytes = 0;  ///< dynamic shared memory in total
-
-  /// The layout for `cells` target cells with `per_cell` (M_C) particles per cell.
-  template <class Rec>
-  static TileLayout make(Index cells, Index per_cell, int rows) {
-    TileLayout l;
-    l.capacity = per_cell * (cells + 2);
-    l.starts_len = cells + 3;
-    l.rows = rows;
-    l.bytes = static_cast<std::size_t>(rows) * static_cast<std::size_t>(l.capacity) * sizeof(Rec) +
-              (static_cast<std::size_t>(rows) * static_cast<std::size_t>(l.starts_len) * sizeof(Index) + 15) /
-                  16 * 16;
-    return l;
-  }
-  /// Staging buffer of row k.
-  template <class Rec>
-  CELLINT_HD Rec* buffer(unsigned char* base, int k) const {
-    return reinterpret_cast<Rec*>(base) + static_cast<std::size_t>(k) * capacity;
-  }
-  /// Cell boundaries of row k.
-  template <class Rec>
-  CELLINT_HD Index* starts(unsigned char* base, int k) const {
-    return reinterpret_cast<Index*>(reinterpret_cast<Rec*>(base) + static_cast<std::size_t>(rows) * capacity) +
-           k * starts_len;
-  }
-};
-
 /// Kernel `x_pencil_tile_interact`: one block per X-pencil of `length` target cells
-/// (grid-stride). Per pencil: barrier (the previous pencil is done), stage every row, barrier,
+/// (grid-stride); shared memory is a PencilLayout with one staging buffer and
+/// one boundary array per row. Per pencil: barrier (the previous pencil is done), stage every row, barrier,
 /// tiles (see the file comment). Row k of the 3^(Dim-1) lies at Y + (k % 3 - 1), Z + (k / 3 - 1);
 /// k = 3^(Dim-1) / 2 is the own row.
 template <class F, class Real, int Dim>
@@ -122,7 +90,7 @@ struct XPencilTileInteract {
   GridView<Real, Dim> v;
   F f;
   typename T::Accum* out;
-  TileLayout layout;
+  PencilLayout layout;  ///< one buffer per row: buffers = 3^(Dim-1)
   Index length;     ///< L: target cells per pencil
   Index pencils_x;  ///< pencils per row: ceil(nx / L)
   Index pencils;    ///< pencils in the grid
@@ -211,7 +179,7 @@ struct XPencilTileInteract {
 struct XPencilTilePlan {
   Support support;
   LaunchShape shape;
-  TileLayout layout;
+  PencilLayout layout;  ///< one buffer per row: buffers = 3^(Dim-1)
   Index length = 1, pencils_x = 1, pencils = 0;
 };
 
@@ -247,7 +215,7 @@ XPencilTilePlan plan_x_pencil_tile(const CellGrid<B, R, D>& grid, const F& f, co
   const double mean = static_cast<double>(grid.size()) / static_cast<double>(g.cell_count());
   const unsigned w = static_cast<unsigned>(B::warp_size);
   const unsigned cap = pencil_thread_cap<B>(p, K{grid.view(), f, nullptr, {}, 1, 1, 0, 1});
-  auto fits = [&](Index cells, std::size_t budget) { return TileLayout::make<Rec>(cells, mc, rows).bytes <= budget; };
+  auto fits = [&](Index cells, std::size_t budget) { return PencilLayout::make<Rec>(cells, mc, rows).bytes <= budget; };
   const std::size_t per_sm =
       p.shared_per_multiprocessor / x_pencil_tile_blocks_per_sm > 1024 ? p.shared_per_multiprocessor / x_pencil_tile_blocks_per_sm - 1024 : 0;
   const std::size_t budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
@@ -259,7 +227,7 @@ XPencilTilePlan plan_x_pencil_tile(const CellGrid<B, R, D>& grid, const F& f, co
     if (!fits(length, budget_max)) {
       plan.support = Support::no(cat("x-pencil-tile: Tuning::pencil_length = ", length, " stages ", rows, " rows x ",
                                      length + 2, " cells x M_C = ", mc, " particles x ", sizeof(Rec), " bytes = ",
-                                     TileLayout::make<Rec>(length, mc, rows).bytes,
+                                     PencilLayout::make<Rec>(length, mc, rows).bytes,
                                      " bytes of shared memory, more than the budget of ", budget_max,
                                      " bytes; choose a shorter pencil or leave pencil_length at 0"));
       return plan;
@@ -268,7 +236,7 @@ XPencilTilePlan plan_x_pencil_tile(const CellGrid<B, R, D>& grid, const F& f, co
     if (!fits(1, budget_max)) {
       plan.support = Support::no(
           cat("x-pencil-tile: one pencil of 3 cells in each of ", rows, " rows with M_C = ", mc,
-              " particles per cell needs ", TileLayout::make<Rec>(1, mc, rows).bytes,
+              " particles per cell needs ", PencilLayout::make<Rec>(1, mc, rows).bytes,
               " bytes of shared memory, more than the budget of ", budget_max, " bytes",
               t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
               "; use smaller cells (fewer particles per cell)", t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
@@ -288,7 +256,7 @@ XPencilTilePlan plan_x_pencil_tile(const CellGrid<B, R, D>& grid, const F& f, co
   plan.length = length;
   plan.pencils_x = (nx + length - 1) / length;
   plan.pencils = plan.pencils_x * nrows;
-  plan.layout = TileLayout::make<Rec>(length, mc, rows);
+  plan.layout = PencilLayout::make<Rec>(length, mc, rows);
   unsigned threads = t.threads ? t.threads : pencil_round_threads<B>(pencil_expected_targets(mean, length, mc), cap);
   threads = std::min(std::max(w, (threads + w - 1) / w * w), std::max(w, cap));
   const unsigned blocks =

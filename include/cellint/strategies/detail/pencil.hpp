@@ -255,11 +255,12 @@ CELLINT_HD CELLINT_INLINE void accumulate_staged(const F& f, const Rec* buf, Ind
 
 /// Shared-memory layout of the pencil strategies: `buffers` staging buffers of `capacity`
 /// records, then `buffers` arrays of `starts_len` cell boundaries, then `extra` Index values.
+/// X-pencil uses one or two buffers (double buffering), X-pencil-tile one per neighbour row.
 struct PencilLayout {
   Index capacity = 0;     ///< records per staging buffer: M_C x (cells + 2)
   Index starts_len = 0;   ///< boundaries per buffer: cells + 3
   Index extra = 0;        ///< trailing Index values (X-pencil-reg: row offsets)
-  int buffers = 1;        ///< 2: double buffering (one barrier per pencil instead of two)
+  int buffers = 1;        ///< X-pencil: 2 = double buffering; X-pencil-tile: 3^(Dim-1) rows
   std::size_t bytes = 0;  ///< dynamic shared memory in total
 
   /// The layout for `cells` target cells along X with `per_cell` (M_C) particles per cell.
