@@ -252,6 +252,33 @@ TEST_CASE("FastMath LJ functors agree with ExactMath", CELLINT_TEST_TAG "[x-penc
   CHECK(cellint::ExactMath::rcp(3.0f) == 1.0f / 3.0f);
 }
 
+TEST_CASE("Auto times every GPU strategy, X-pencil and X-pencil-tile at three pencil lengths each",
+          CELLINT_TEST_TAG "[x-pencil-tile][auto]") {
+  const auto grid = make_grid<float, 3>(4, 10);
+  using F = cellint::LennardJones<float, 3>;
+  const F lj = F::make(1, 0.4f, 1, true);
+  cellint::Buffer<Backend, F::Accum> out(static_cast<std::size_t>(grid.size()));
+  cellint::Autotuner& tuner = cellint::Autotuner::instance();
+  tuner.clear();
+  tuner.set_repetitions(1);
+  const cellint::Report r = cellint::interact(grid, lj, out.data());
+  tuner.set_repetitions(3);
+  CHECK(r.tuning_ms > 0);
+  const auto table = tuner.table();
+  REQUIRE(table.size() == 1);
+  const auto& timings = table.begin()->second.timings;
+  std::vector<int> xp, xt;
+  for (const auto& c : timings) {
+    CHECK(c.ms >= 0);
+    if (c.strategy == StrategyKind::XPencil) xp.push_back(c.tuning.pencil_length);
+    if (c.strategy == StrategyKind::XPencilTile) xt.push_back(c.tuning.pencil_length);
+  }
+  CHECK(xp == std::vector<int>{0, 1, 2});
+  CHECK(xt == std::vector<int>{0, 2, 4});
+  CHECK(r.strategy == table.begin()->second.strategy);
+  tuner.clear();
+}
+
 #if !defined(CELLINT_TEST_GPU)
 TEST_CASE("x-pencil-tile with other shuffled thread orders", CELLINT_TEST_TAG "[x-pencil-tile]") {
   cellint::EmulatedOptions& o = Backend::options();

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <initializer_list>
 #include <iomanip>
 #include <map>
 #include <mutex>
@@ -160,7 +159,8 @@ class Autotuner {
         // ones (the rule aims at three blocks per multiprocessor; longer pencils stage fewer ghost
         // cells per target). A length the rule picks anyway is timed once more, harmlessly.
         cands.emplace_back(s, user);
-        for (int len : s == StrategyKind::XPencil ? std::initializer_list<int>{1, 2} : std::initializer_list<int>{2, 4}) {
+        static constexpr int pencil_lengths[2][2] = {{1, 2}, {2, 4}};
+        for (int len : pencil_lengths[s == StrategyKind::XPencil ? 0 : 1]) {
           Tuning t = user;
           t.pencil_length = len;
           cands.emplace_back(s, t);
