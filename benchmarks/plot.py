@@ -497,7 +497,8 @@ def write_markdown(path, images_rel, recs, runs, ceilings, made, card):
         L.append("")
 
     for f in ("paper", "paper-fast", "lj", "lj-fast", "cheap", "lj150"):
-        rs = [r for r in on_card if r.get("mode") == "grid" and r.get("functor") == f]
+        rs = [r for r in on_card if r.get("mode") == "grid" and r.get("functor") == f
+              and (f != "paper" or r.get("label") != "cost")]  # the cost run's paper rows repeat the campaign's
         if not rs:
             continue
         L.append(f"## All results: {FUNCTOR_TEXT.get(f, f)}\n")

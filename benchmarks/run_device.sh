@@ -30,7 +30,8 @@
 #   CUDA_ARCH            CMAKE_CUDA_ARCHITECTURES [90]
 #   CELLINT_BENCH_BIN    the benchmarks/ folder of a prebuilt build tree (interaction_bench_cuda,
 #                        ceilings, primitives/; the demos are looked up in its ../examples): skip the build
-#   CELLINT_COMMIT       commit recorded in the JSON (else git rev-parse, else "unknown")
+#   CELLINT_COMMIT       commit recorded in the JSON (else git rev-parse, else "unknown"); set it
+#                        when the copy of the tree on the GPU machine carries stale git metadata
 #   BUDGET_S             seconds the whole script may take [560]
 #   BENCH_ARGS           extra arguments for every interaction_bench_cuda call
 #   JOBS                 build parallelism [16]
