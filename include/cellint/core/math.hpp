@@ -26,7 +26,6 @@ struct ExactMath {
   CELLINT_HD static CELLINT_INLINE Real rcp(Real x) {
     return Real(1) / x;
   }
-  static constexpr const char* name = "exact";  ///< for logs and benchmark records
 };
 
 /// The hardware's approximate reciprocal in float device code (about 1 ulp, see the file
@@ -46,7 +45,6 @@ struct FastMath {
   }
   /// The reciprocal of x (double: exact).
   CELLINT_HD static CELLINT_INLINE double rcp(double x) { return 1.0 / x; }
-  static constexpr const char* name = "fast";  ///< for logs and benchmark records
 };
 
 }  // namespace cellint

@@ -16,9 +16,12 @@
 /// straddles cells loops over the union of its cells' windows with a per-lane window test.
 ///
 /// Where X-pencil gives each thread its own window (lanes of a warp in different cells read
-/// different addresses and run different trip counts), this variant trades at most one idle
-/// lane group per cell boundary for lock-step execution; it pays off from a few tens of
-/// particles per cell and loses at 1-10, where most tiles straddle several cells.
+/// different addresses and run different trip counts), this variant trades idle lanes at cell
+/// boundaries for lock-step execution. Measured on an H100 (docs/strategies.md): it wins for
+/// functors with a cutoff test on small grids at 10-100 particles per cell, and loses on large
+/// grids, where nine staged rows take so much shared memory per block that few warps fit a
+/// multiprocessor (X-pencil's warps of one cell already run in lock-step), and at 1 particle per
+/// cell, where most tiles straddle many cells.
 ///
 /// Launch shape (each part overridable through Tuning):
 ///  - L (Tuning::pencil_length): the longest pencil whose staged rows, 3^(Dim-1) x (L+2) x M_C
@@ -41,12 +44,6 @@
 #include "cellint/grid/cell_grid.hpp"
 #include "cellint/strategies/detail/pencil.hpp"
 #include "cellint/strategies/strategy.hpp"
-
-#if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
-#define CELLINT_DETAIL_UNROLL4 _Pragma("unroll 4")
-#else
-#define CELLINT_DETAIL_UNROLL4
-#endif
 
 namespace cellint::detail {
 
@@ -77,9 +74,9 @@ CELLINT_HD CELLINT_INLINE void tile_accumulate(const F& f, const Rec* buf, Index
 }
 
 /// Kernel `x_pencil_tile_interact`: one block per X-pencil of `length` target cells
-/// (grid-stride); shared memory is a PencilLayout with one staging buffer and
-/// one boundary array per row. Per pencil: barrier (the previous pencil is done), stage every row, barrier,
-/// tiles (see the file comment). Row k of the 3^(Dim-1) lies at Y + (k % 3 - 1), Z + (k / 3 - 1);
+/// (grid-stride); shared memory is a PencilLayout with one staging buffer and one boundary array
+/// per row. Per pencil: barrier (the previous pencil is done), stage every row, barrier, tiles
+/// (see the file comment). Row k of the 3^(Dim-1) lies at Y + (k % 3 - 1), Z + (k / 3 - 1);
 /// k = 3^(Dim-1) / 2 is the own row.
 template <class F, class Real, int Dim>
 struct XPencilTileInteract {
@@ -216,8 +213,9 @@ XPencilTilePlan plan_x_pencil_tile(const CellGrid<B, R, D>& grid, const F& f, co
   const unsigned w = static_cast<unsigned>(B::warp_size);
   const unsigned cap = pencil_thread_cap<B>(p, K{grid.view(), f, nullptr, {}, 1, 1, 0, 1});
   auto fits = [&](Index cells, std::size_t budget) { return PencilLayout::make<Rec>(cells, mc, rows).bytes <= budget; };
-  const std::size_t per_sm =
-      p.shared_per_multiprocessor / x_pencil_tile_blocks_per_sm > 1024 ? p.shared_per_multiprocessor / x_pencil_tile_blocks_per_sm - 1024 : 0;
+  // A third of the multiprocessor's shared memory, less the 1 KiB the runtime reserves per block.
+  const std::size_t share = p.shared_per_multiprocessor / x_pencil_tile_blocks_per_sm;
+  const std::size_t per_sm = share > 1024 ? share - 1024 : 0;
   const std::size_t budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
   std::size_t budget = t.shared_bytes ? t.shared_bytes : std::min(budget_max, per_sm);
   if (!fits(1, budget)) budget = budget_max;
