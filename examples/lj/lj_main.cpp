@@ -14,6 +14,7 @@
 #include <string>
 
 
+#include "../common/args.hpp"
 #include "../common/backend_select.hpp"
 #include "lj.hpp"
 
@@ -54,67 +55,35 @@ void usage(const char* prog) {
 // Parses argv into Options; exits with a message on a bad option.
 lj::Options parse(int argc, char** argv) {
   lj::Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "cellint_lj: %s needs a value (see --help)\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto integer = [&]() {
-      const std::string v = value();
-      char* end = nullptr;
-      const long r = std::strtol(v.c_str(), &end, 10);
-      if (*end || v.empty()) {
-        std::fprintf(stderr, "cellint_lj: %s expects an integer, got '%s'\n", a.c_str(), v.c_str());
-        std::exit(2);
-      }
-      return static_cast<int>(r);
-    };
-    auto real = [&]() {
-      const std::string v = value();
-      char* end = nullptr;
-      const double r = std::strtod(v.c_str(), &end);
-      if (*end || v.empty()) {
-        std::fprintf(stderr, "cellint_lj: %s expects a number, got '%s'\n", a.c_str(), v.c_str());
-        std::exit(2);
-      }
-      return r;
-    };
+  cellint::examples::Args args("cellint_lj", argc, argv);
+  while (args.next()) {
+    const std::string& a = args.option();
     // clang-format off
     if (a == "-h" || a == "--help") {
       usage(argv[0]);
       std::exit(0);
-    } else if (a == "--cells") o.cells = integer();
-    else if (a == "--steps") o.steps = integer();
-    else if (a == "--dt") o.dt = real();
-    else if (a == "--thermo") o.thermo = integer();
+    } else if (a == "--cells") o.cells = args.integer();
+    else if (a == "--steps") o.steps = args.integer();
+    else if (a == "--dt") o.dt = args.real();
+    else if (a == "--thermo") o.thermo = args.integer();
     else if (a == "--shifted") o.shifted = true;
-    else if (a == "--cutoff") o.cutoff = real();
-    else if (a == "--density") o.density = real();
-    else if (a == "--temp") o.temperature = real();
-    else if (a == "--skin") o.skin = real();
-    else if (a == "--precision") o.precision = value();
-    else if (a == "--backend") o.backend = value();
-    else if (a == "--strategy") o.strategy = value();
-    else if (a == "--xyz") o.xyz = value();
-    else if (a == "--every") o.every = integer();
-    else if (a == "--seed") o.seed = integer();
-    else if (a == "--equilibrate") o.equilibrate = integer();
-    else if (a == "--check-drift") o.check_drift = real();
-    else if (a == "--json") o.json = value();
-    else {
-      std::fprintf(stderr, "cellint_lj: unknown option '%s' (see --help)\n", a.c_str());
-      std::exit(2);
-    }
+    else if (a == "--cutoff") o.cutoff = args.real();
+    else if (a == "--density") o.density = args.real();
+    else if (a == "--temp") o.temperature = args.real();
+    else if (a == "--skin") o.skin = args.real();
+    else if (a == "--precision") o.precision = args.value();
+    else if (a == "--backend") o.backend = args.value();
+    else if (a == "--strategy") o.strategy = args.value();
+    else if (a == "--xyz") o.xyz = args.value();
+    else if (a == "--every") o.every = args.integer();
+    else if (a == "--seed") o.seed = args.integer();
+    else if (a == "--equilibrate") o.equilibrate = args.integer();
+    else if (a == "--check-drift") o.check_drift = args.real();
+    else if (a == "--json") o.json = args.value();
+    else args.fail("unknown option '" + a + "' (see --help)");
     // clang-format on
   }
-  auto fail = [](const char* msg) {
-    std::fprintf(stderr, "cellint_lj: %s\n", msg);
-    std::exit(2);
-  };
+  auto fail = [&](const char* msg) { args.fail(msg); };
   if (o.cells < 1) fail("--cells must be at least 1");
   if (o.steps < 0 || o.thermo < 0 || o.every < 0 || o.equilibrate < 0)
     fail("step counts must be >= 0");

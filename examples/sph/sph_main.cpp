@@ -18,6 +18,7 @@
 #include <type_traits>
 
 
+#include "../common/args.hpp"
 #include "../common/backend_select.hpp"
 #include "sph.hpp"
 
@@ -69,91 +70,47 @@ void usage(const char* prog) {
 // Parses argv into Options; exits with a message on a bad option.
 sph::Options parse(int argc, char** argv) {
   sph::Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "cellint_sph: %s needs a value (see --help)\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto integer = [&]() {
-      const std::string v = value();
-      char* end = nullptr;
-      const long r = std::strtol(v.c_str(), &end, 10);
-      if (*end || v.empty()) {
-        std::fprintf(stderr, "cellint_sph: %s expects an integer, got '%s'\n", a.c_str(),
-                     v.c_str());
-        std::exit(2);
-      }
-      return r;
-    };
-    auto real_of = [&](const std::string& v) {
-      char* end = nullptr;
-      const double r = std::strtod(v.c_str(), &end);
-      if (*end || v.empty()) {
-        std::fprintf(stderr, "cellint_sph: %s expects a number, got '%s'\n", a.c_str(), v.c_str());
-        std::exit(2);
-      }
-      return r;
-    };
-    auto real = [&]() { return real_of(value()); };
-    auto pair = [&](double& lo, double& hi) {
-      const std::string v = value();
-      const auto c = v.find(',');
-      if (c == std::string::npos) {
-        std::fprintf(stderr, "cellint_sph: %s expects two numbers 'L,H', got '%s'\n", a.c_str(),
-                     v.c_str());
-        std::exit(2);
-      }
-      lo = real_of(v.substr(0, c));
-      hi = real_of(v.substr(c + 1));
-    };
+  cellint::examples::Args args("cellint_sph", argc, argv);
+  while (args.next()) {
+    const std::string& a = args.option();
     // clang-format off
     if (a == "-h" || a == "--help") {
       usage(argv[0]);
       std::exit(0);
-    } else if (a == "--resolution") o.resolution = static_cast<int>(integer());
-    else if (a == "--dim") o.dim = static_cast<int>(integer());
-    else if (a == "--depth") o.depth = real();
-    else if (a == "--column-width") o.column_width = real();
-    else if (a == "--tank-length") o.tank_length = real();
-    else if (a == "--tank-height") o.tank_height = real();
-    else if (a == "--t-end") o.t_end = real();
-    else if (a == "--steps") o.steps = integer();
-    else if (a == "--kernel") o.kernel = value();
-    else if (a == "--h-factor") o.h_factor = real();
-    else if (a == "--alpha") o.alpha = real();
-    else if (a == "--delta") o.delta = real();
-    else if (a == "--shepard") o.shepard = static_cast<int>(integer());
-    else if (a == "--cfl") o.cfl = real();
-    else if (a == "--c0-factor") o.c0_factor = real();
-    else if (a == "--precision") o.precision = value();
-    else if (a == "--backend") o.backend = value();
-    else if (a == "--strategy") o.strategy = value();
-    else if (a == "--frames") o.frames = value();
-    else if (a == "--every") o.every = static_cast<int>(integer());
-    else if (a == "--format") o.format = value();
-    else if (a == "--front") o.front = value();
-    else if (a == "--front-every") o.front_every = static_cast<int>(integer());
-    else if (a == "--progress") o.progress = static_cast<int>(integer());
+    } else if (a == "--resolution") o.resolution = args.integer();
+    else if (a == "--dim") o.dim = args.integer();
+    else if (a == "--depth") o.depth = args.real();
+    else if (a == "--column-width") o.column_width = args.real();
+    else if (a == "--tank-length") o.tank_length = args.real();
+    else if (a == "--tank-height") o.tank_height = args.real();
+    else if (a == "--t-end") o.t_end = args.real();
+    else if (a == "--steps") o.steps = args.integer();
+    else if (a == "--kernel") o.kernel = args.value();
+    else if (a == "--h-factor") o.h_factor = args.real();
+    else if (a == "--alpha") o.alpha = args.real();
+    else if (a == "--delta") o.delta = args.real();
+    else if (a == "--shepard") o.shepard = args.integer();
+    else if (a == "--cfl") o.cfl = args.real();
+    else if (a == "--c0-factor") o.c0_factor = args.real();
+    else if (a == "--precision") o.precision = args.value();
+    else if (a == "--backend") o.backend = args.value();
+    else if (a == "--strategy") o.strategy = args.value();
+    else if (a == "--frames") o.frames = args.value();
+    else if (a == "--every") o.every = args.integer();
+    else if (a == "--format") o.format = args.value();
+    else if (a == "--front") o.front = args.value();
+    else if (a == "--front-every") o.front_every = args.integer();
+    else if (a == "--progress") o.progress = args.integer();
     else if (a == "--check") o.check = true;
-    else if (a == "--front-tol") pair(o.front_tol_low, o.front_tol_high);
-    else if (a == "--rho-bounds") pair(o.rho_low, o.rho_high);
+    else if (a == "--front-tol") args.pair(o.front_tol_low, o.front_tol_high);
+    else if (a == "--rho-bounds") args.pair(o.rho_low, o.rho_high);
     else if (a == "--lattice") o.lattice = true;
-    else if (a == "--lattice-tol") o.lattice_tol = real();
-    else if (a == "--json") o.json = value();
-    else {
-      std::fprintf(stderr, "cellint_sph: unknown option '%s' (see --help)\n", a.c_str());
-      std::exit(2);
-    }
+    else if (a == "--lattice-tol") o.lattice_tol = args.real();
+    else if (a == "--json") o.json = args.value();
+    else args.fail("unknown option '" + a + "' (see --help)");
     // clang-format on
   }
-  auto fail = [](const char* msg) {
-    std::fprintf(stderr, "cellint_sph: %s\n", msg);
-    std::exit(2);
-  };
+  auto fail = [&](const char* msg) { args.fail(msg); };
   if (o.resolution < 4) fail("--resolution must be at least 4");
   if (o.dim != 2 && o.dim != 3) fail("--dim must be 2 or 3");
   if (!(o.column_width > 0) || !(o.aspect > 0) || !(o.depth > 0))
