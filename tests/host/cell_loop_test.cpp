@@ -126,4 +126,15 @@ TEST_CASE("Auto picks a CPU strategy and caches it", "[host][auto]") {
   const auto table = Autotuner::instance().table();
   REQUIRE(table.size() == 1);
   CHECK(table.begin()->second.timings.size() == 2);
+  // Another grid shape is a new decision; the first one is still known.
+  CellGrid<Host, double, 3> g2(Box<double, 3>::cube(0, 5, true), 1);
+  g2.build(make_positions(g2.geometry(), 10.0, Distribution::Uniform, fresh_seed()));
+  std::vector<LennardJones<double, 3>::Accum> out2(static_cast<std::size_t>(g2.size()));
+  CHECK(interact(g2, lj, out2.data()).tuning_ms > 0);
+  CHECK(interact(g, lj, out.data()).tuning_ms == 0);
+  CHECK(Autotuner::instance().table().size() == 2);
+  // clear() forgets every decision, including those a call has already used.
+  Autotuner::instance().clear();
+  CHECK(interact(g, lj, out.data()).tuning_ms > 0);
+  Autotuner::instance().clear();
 }

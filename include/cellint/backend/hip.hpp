@@ -78,7 +78,8 @@ struct Hip {
   template <class Kernel>
   static void launch(const LaunchShape& shape, const Kernel& kernel, Stream s = {});
 
-  /// Largest block size `kernel` can be launched with (register-limited; 1024 at most).
+  /// Largest block size `kernel` can be launched with (register-limited; 1024 at most), asked
+  /// of the runtime once per kernel type and device.
   /// @throws GpuError
   template <class Kernel>
   static int max_threads_for(const Kernel& kernel);

@@ -11,7 +11,10 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <cstring>
 #include <string>
+#include <tuple>
+#include <typeindex>
 #include <typeinfo>
 #include <vector>
 
@@ -67,6 +70,7 @@ class Autotuner {
   void clear() {
     std::lock_guard<std::mutex> l(m_);
     table_.clear();
+    fast_.clear();
   }
   /// All decisions so far, by key.
   std::map<std::string, TuneEntry> table() const {
@@ -76,15 +80,23 @@ class Autotuner {
 
   /// The cache key of a call (functor type, precision, dimension, cells, ppc bucket, device).
   template <class B, class R, int D, class F>
-  static std::string key(const CellGrid<B, R, D>& g, const F&) {
+  static std::string key(const CellGrid<B, R, D>& g, const F& f) {
+    return key(g, f, B::properties());
+  }
+  /// key(g, f) on the device described by `p`.
+  template <class B, class R, int D, class F>
+  static std::string key(const CellGrid<B, R, D>& g, const F&, const DeviceProperties& p) {
     std::ostringstream s;
-    const DeviceProperties p = B::properties();
     s << B::name() << '|' << p.name << '|' << typeid(F).name() << '|' << typeid(R).name() << '|' << D << '|';
     for (int d = 0; d < D; ++d) s << g.geometry().cells[d] << (d + 1 < D ? "x" : "|");
-    const double ppc = g.cell_count() ? static_cast<double>(g.size()) / g.cell_count() : 0.0;
-    s << "ppc2^" << (ppc > 0 ? static_cast<int>(std::floor(std::log2(ppc) * 2)) : -99)  // half-octave buckets
-      << "|mc2^" << mc_bucket(g.max_per_cell());
+    s << "ppc2^" << ppc_bucket(g) << "|mc2^" << mc_bucket(g.max_per_cell());
     return s.str();
+  }
+  /// Mean particles per cell in half octaves.
+  template <class B, class R, int D>
+  static int ppc_bucket(const CellGrid<B, R, D>& g) {
+    const double ppc = g.cell_count() ? static_cast<double>(g.size()) / g.cell_count() : 0.0;
+    return ppc > 0 ? static_cast<int>(std::floor(std::log2(ppc) * 2)) : -99;
   }
   /// M_C in octaves: shared-memory strategies' eligibility and shapes depend on it.
   static int mc_bucket(Index mc) { return mc > 0 ? static_cast<int>(std::ceil(std::log2(mc))) : 0; }
@@ -92,7 +104,28 @@ class Autotuner {
   /// Runs the cached winner for this call, tuning first when the key is new.
   template <class B, class R, int D, class F>
   Report run(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user) {
-    const std::string k = key(g, f);
+    // The fast path of every call after the first: the decision found by the same fields as
+    // the text key, without formatting it (a few microseconds per call matter to kernels of a
+    // few microseconds).
+    const DeviceProperties p = B::properties();
+    CallKey ck{typeid(B), typeid(F), typeid(R), D, {}, ppc_bucket(g), mc_bucket(g.max_per_cell()), {}};
+    for (int d = 0; d < D; ++d) ck.cells[d] = g.geometry().cells[d];
+    std::memcpy(ck.device, p.name, sizeof(ck.device));
+    Decision known{};
+    bool hit = false;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      auto it = fast_.find(ck);
+      if (it != fast_.end()) {
+        known = it->second;
+        hit = true;
+      }
+    }
+    if (hit) {
+      const Report r = interact_with(known.strategy, g, f, out, known.tuning);
+      return Report{r.strategy, r.shape, 0};
+    }
+    const std::string k = key(g, f, p);
     TuneEntry e;
     bool found = false;
     {
@@ -132,6 +165,10 @@ class Autotuner {
           << e.tuning.pencil_length << ' ' << e.tuning.subbox[0] << ' ' << e.tuning.subbox[1] << ' '
           << e.tuning.subbox[2] << '\n';
       }
+    }
+    {
+      std::lock_guard<std::mutex> l(m_);
+      fast_[ck] = Decision{e.strategy, e.tuning};
     }
     const Report r = interact_with(e.strategy, g, f, out, e.tuning);
     rep.strategy = r.strategy;
@@ -209,8 +246,28 @@ class Autotuner {
 
   static constexpr float batch_ms = 0.2f;  ///< shortest timed span per repetition (see tune())
   static constexpr int max_batch = 64;      ///< most calls in one timed span
+  /// The fields of the text key, comparable without formatting.
+  struct CallKey {
+    std::type_index backend, functor, real;
+    int dim;
+    Index cells[3];
+    int ppc, mc;
+    char device[sizeof(DeviceProperties::name)];
+    bool operator<(const CallKey& o) const {
+      const auto a = std::tie(backend, functor, real, dim, cells[0], cells[1], cells[2], ppc, mc);
+      const auto b = std::tie(o.backend, o.functor, o.real, o.dim, o.cells[0], o.cells[1], o.cells[2], o.ppc, o.mc);
+      if (a != b) return a < b;
+      return std::strncmp(device, o.device, sizeof(device)) < 0;
+    }
+  };
+  /// What a call needs of a TuneEntry.
+  struct Decision {
+    StrategyKind strategy;
+    Tuning tuning;
+  };
   mutable std::mutex m_;
   std::map<std::string, TuneEntry> table_;
+  std::map<CallKey, Decision> fast_;  ///< the decisions of table_ used so far, by CallKey
   std::string file_;
   int reps_ = 3;
 };

@@ -17,9 +17,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
+#include <vector>
 
 #if defined(__has_include)
 #  if __has_include(<cxxabi.h>)
@@ -155,6 +157,22 @@ __global__ void block_kernel(Kernel k) {
   GpuBlock b;
   k(b);
 }
+
+/// A value per device that never changes once known (a kernel's register-limited block size):
+/// computed on first use, then read without calling the runtime. One instance per kernel type.
+struct PerDeviceValue {
+  std::mutex mutex;
+  std::vector<int> values;  // per device; 0 = not known yet
+
+  /// The value for device `dev`, from `compute()` the first time.
+  template <class Compute>
+  int get(int dev, Compute&& compute) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (values.size() <= static_cast<std::size_t>(dev)) values.resize(dev + 1, 0);
+    if (values[dev] == 0) values[dev] = compute();
+    return values[dev];
+  }
+};
 
 /// Readable name of the kernel type, for error messages.
 template <class Kernel>

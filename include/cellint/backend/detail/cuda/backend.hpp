@@ -251,11 +251,13 @@ void Cuda::launch(const LaunchShape& shape, const Kernel& kernel, Stream s) {
 template <class Kernel>
 int Cuda::max_threads_for(const Kernel&) {
   detail::check_block_kernel_type<Kernel>();
-  (void)detail::cuda_device_count();
-  cudaFuncAttributes a{};
-  CELLINT_CHECK_CUDA(
-      cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&detail::block_kernel<Kernel>)));
-  return a.maxThreadsPerBlock;
+  static detail::PerDeviceValue cache;  // one per kernel type: strategies ask on every call
+  return cache.get(detail::cuda_current_device(), [] {
+    cudaFuncAttributes a{};
+    CELLINT_CHECK_CUDA(
+        cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(&detail::block_kernel<Kernel>)));
+    return a.maxThreadsPerBlock;
+  });
 }
 
 // ---- device-wide primitives --------------------------------------------------------------------

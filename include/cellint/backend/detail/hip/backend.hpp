@@ -265,11 +265,13 @@ void Hip::launch(const LaunchShape& shape, const Kernel& kernel, Stream s) {
 template <class Kernel>
 int Hip::max_threads_for(const Kernel&) {
   detail::check_block_kernel_type<Kernel>();
-  (void)detail::hip_device_count();
-  hipFuncAttributes a{};
-  CELLINT_CHECK_HIP(
-      hipFuncGetAttributes(&a, reinterpret_cast<const void*>(&detail::block_kernel<Kernel>)));
-  return a.maxThreadsPerBlock;
+  static detail::PerDeviceValue cache;  // one per kernel type: strategies ask on every call
+  return cache.get(detail::hip_current_device(), [] {
+    hipFuncAttributes a{};
+    CELLINT_CHECK_HIP(
+        hipFuncGetAttributes(&a, reinterpret_cast<const void*>(&detail::block_kernel<Kernel>)));
+    return a.maxThreadsPerBlock;
+  });
 }
 
 // ---- device-wide primitives --------------------------------------------------------------------
