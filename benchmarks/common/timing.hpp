@@ -29,7 +29,14 @@ struct Timing {
   double median_ms = NAN;  ///< median over batches of (batch time / batch size)
   double min_ms = NAN;     ///< fastest batch, per call
   double max_ms = NAN;     ///< slowest batch, per call
+  double host_us = NAN;    ///< host wall-clock time to enqueue one call, microseconds (when it
+                           ///< exceeds the GPU time per call, the host is the bottleneck)
 };
+
+/// Milliseconds of wall-clock time since `t0`.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 /// Times `call()` (which only enqueues work on stream `s`) as the paper does: `warmup` untimed
 /// calls (at least one, which also estimates the cost), then `reps` calls back to back, split
@@ -58,6 +65,7 @@ Timing time_calls(Call&& call, typename B::Stream s, int reps, int batches, int 
   std::vector<typename B::Timer> timers;
   timers.reserve(static_cast<std::size_t>(batches));
   for (int b = 0; b < batches; ++b) timers.emplace_back(s);
+  const auto h0 = std::chrono::steady_clock::now();
   outer.start();
   for (int b = 0; b < batches; ++b) {
     timers[b].start();
@@ -65,6 +73,7 @@ Timing time_calls(Call&& call, typename B::Stream s, int reps, int batches, int 
     timers[b].stop();
   }
   outer.stop();
+  t.host_us = 1e3 * ms_since(h0) / t.reps;
   t.total_ms = outer.elapsed_ms();
   t.mean_ms = t.total_ms / t.reps;
   std::vector<double> per;
@@ -73,11 +82,6 @@ Timing time_calls(Call&& call, typename B::Stream s, int reps, int batches, int 
   t.min_ms = *std::min_element(per.begin(), per.end());
   t.max_ms = *std::max_element(per.begin(), per.end());
   return t;
-}
-
-/// Milliseconds of wall-clock time since `t0`.
-inline double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace cellint::bench

@@ -413,7 +413,7 @@ void run_functor(Session& s, const F& f, const std::string& fname, const std::st
               .integer("grid", rep.shape.grid).integer("block", rep.shape.block)
               .integer("shared_bytes", static_cast<long long>(rep.shape.shared_bytes))
               .integer("reps", t.reps).integer("batches", t.batches).num("ms", ms).num("ms_median", t.median_ms)
-              .num("ms_min", t.min_ms).num("ms_max", t.max_ms).num("ms_warmup", t.warm_ms).num("total_ms", t.total_ms)
+              .num("ms_min", t.min_ms).num("ms_max", t.max_ms).num("ms_warmup", t.warm_ms).num("total_ms", t.total_ms).num("host_us", t.host_us)
               .num("pairs_per_s", pps).num("gflops", gflops)
               .num("fraction_peak_fp32", gflops / (s.ctx.peak_fp32_tflops * 1e3))
               .num("bytes_floor", bytes_floor).num("bandwidth_gbs", gbs)
