@@ -31,6 +31,7 @@ struct Timing {
   double max_ms = NAN;     ///< slowest batch, per call
   double host_us = NAN;    ///< host wall-clock time to enqueue one call, microseconds (when it
                            ///< exceeds the GPU time per call, the host is the bottleneck)
+  int tries = 1;           ///< timed tries (more than one when the first ones were host-bound)
 };
 
 /// Milliseconds of wall-clock time since `t0`.
@@ -61,26 +62,35 @@ Timing time_calls(Call&& call, typename B::Stream s, int reps, int batches, int 
   t.batches = batches;
   t.reps = per_batch * batches;
 
-  typename B::Timer outer(s);
-  std::vector<typename B::Timer> timers;
-  timers.reserve(static_cast<std::size_t>(batches));
-  for (int b = 0; b < batches; ++b) timers.emplace_back(s);
-  const auto h0 = std::chrono::steady_clock::now();
-  outer.start();
-  for (int b = 0; b < batches; ++b) {
-    timers[b].start();
-    for (int i = 0; i < per_batch; ++i) call();
-    timers[b].stop();
+  // A try whose enqueueing took about as long as the GPU work measured the host (a host thread
+  // that stalls for a few milliseconds: seen as 25 us per launch instead of 4): on GPU backends
+  // it is timed again, at most twice, and the fastest try is kept (Timing::tries).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Timing a = t;
+    typename B::Timer outer(s);
+    std::vector<typename B::Timer> timers;
+    timers.reserve(static_cast<std::size_t>(batches));
+    for (int b = 0; b < batches; ++b) timers.emplace_back(s);
+    const auto h0 = std::chrono::steady_clock::now();
+    outer.start();
+    for (int b = 0; b < batches; ++b) {
+      timers[b].start();
+      for (int i = 0; i < per_batch; ++i) call();
+      timers[b].stop();
+    }
+    outer.stop();
+    a.host_us = 1e3 * ms_since(h0) / a.reps;
+    a.total_ms = outer.elapsed_ms();
+    a.mean_ms = a.total_ms / a.reps;
+    std::vector<double> per;
+    for (auto& x : timers) per.push_back(static_cast<double>(x.elapsed_ms()) / per_batch);
+    a.median_ms = median_of(per);
+    a.min_ms = *std::min_element(per.begin(), per.end());
+    a.max_ms = *std::max_element(per.begin(), per.end());
+    if (attempt == 0 || a.mean_ms < t.mean_ms) t = a;
+    t.tries = attempt + 1;
+    if (!B::device_memory || 1e-3 * a.host_us < 0.9 * a.mean_ms) break;
   }
-  outer.stop();
-  t.host_us = 1e3 * ms_since(h0) / t.reps;
-  t.total_ms = outer.elapsed_ms();
-  t.mean_ms = t.total_ms / t.reps;
-  std::vector<double> per;
-  for (auto& x : timers) per.push_back(static_cast<double>(x.elapsed_ms()) / per_batch);
-  t.median_ms = median_of(per);
-  t.min_ms = *std::min_element(per.begin(), per.end());
-  t.max_ms = *std::max_element(per.begin(), per.end());
   return t;
 }
 

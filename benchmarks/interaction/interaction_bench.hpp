@@ -413,7 +413,7 @@ void run_functor(Session& s, const F& f, const std::string& fname, const std::st
               .integer("grid", rep.shape.grid).integer("block", rep.shape.block)
               .integer("shared_bytes", static_cast<long long>(rep.shape.shared_bytes))
               .integer("reps", t.reps).integer("batches", t.batches).num("ms", ms).num("ms_median", t.median_ms)
-              .num("ms_min", t.min_ms).num("ms_max", t.max_ms).num("ms_warmup", t.warm_ms).num("total_ms", t.total_ms).num("host_us", t.host_us)
+              .num("ms_min", t.min_ms).num("ms_max", t.max_ms).num("ms_warmup", t.warm_ms).num("total_ms", t.total_ms).num("host_us", t.host_us).num("tries", t.tries)
               .num("pairs_per_s", pps).num("gflops", gflops)
               .num("fraction_peak_fp32", gflops / (s.ctx.peak_fp32_tflops * 1e3))
               .num("bytes_floor", bytes_floor).num("bandwidth_gbs", gbs)
@@ -427,8 +427,9 @@ void run_functor(Session& s, const F& f, const std::string& fname, const std::st
 
           const std::string label = is_auto ? "auto(" + std::string(to_string(rep.strategy)) + ")" : sname;
           detail_bench::progress(s, c, fname, label,
-                                 detail_bench::fmt("%.4g ms (%.2fx)%s", ms, speedup,
-                                                   verdict == "FAIL" ? " CHECK FAILED" : ""));
+                                 detail_bench::fmt("%.4g ms (%.2fx)%s%s", ms, speedup,
+                                                   verdict == "FAIL" ? " CHECK FAILED" : "",
+                                                   t.tries > 1 ? detail_bench::fmt(" [host-bound: %d tries, %.1f us/launch]", t.tries, t.host_us).c_str() : ""));
           s.rows.push_back({fname, precision, std::to_string(D) + "D",
                             c.scaling ? detail_bench::fmt("%.3g", static_cast<double>(n)) : std::to_string(c.d),
                             detail_bench::fmt("%g", c.ppc), std::to_string(n), detail_bench::fmt("%.1f", per_particle),

@@ -5,6 +5,7 @@
 /// use it from then on. The table of decisions and timings is exposed and can be persisted.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -223,10 +224,22 @@ class Autotuner {
       const int batch = once > 0 && once < batch_ms ? std::min(max_batch, static_cast<int>(std::ceil(batch_ms / once))) : 1;
       std::vector<float> ms;
       for (int r = 0; r < reps_; ++r) {
-        timer.start();
-        for (int k = 0; k < batch; ++k) interact_with(c.first, g, f, out, c.second);
-        timer.stop();
-        ms.push_back(timer.elapsed_ms() / static_cast<float>(batch));
+        // On a GPU a batch whose enqueueing took about as long as its execution measured the
+        // host, not the kernels: a host thread that stalls for a few milliseconds (seen on the
+        // benchmark machine: 25 us per launch instead of 4) made the winner a matter of luck.
+        // Such a batch is timed again, at most twice, and the fastest try is kept.
+        float sample = -1;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+          const auto h0 = std::chrono::steady_clock::now();
+          timer.start();
+          for (int k = 0; k < batch; ++k) interact_with(c.first, g, f, out, c.second);
+          timer.stop();
+          const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0).count();
+          const float gpu_ms = timer.elapsed_ms();
+          if (sample < 0 || gpu_ms < sample) sample = gpu_ms;
+          if (!B::device_memory || host_ms < 0.9 * gpu_ms) break;  // CPU backends: always host time
+        }
+        ms.push_back(sample / static_cast<float>(batch));
       }
       std::sort(ms.begin(), ms.end());
       const float med = ms[ms.size() / 2];
