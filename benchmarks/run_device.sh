@@ -82,6 +82,15 @@ for p in build ceilings paper cost scaling scan lj sph; do
 done
 say "parts: ${parts[*]}; estimate ~${total}s on an H100; budget ${BUDGET_S}s; commit $CELLINT_COMMIT; out $OUT"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 | sed 's/^/  /'
+# The SM clock, temperature, power and active throttle reasons once a second for the whole run
+# (clocks.csv): a card that throttles under sustained load gives slow, noisy numbers that are
+# not this library's; the summary at the end says whether it happened.
+sampler=
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active \
+    --format=csv,noheader,nounits -l 1 >"$OUT/clocks.csv" 2>/dev/null &
+  sampler=$!
+fi
 
 status=0
 # run_part NAME SECONDS_RESERVED_FOR_LATER_PARTS CMD...: runs CMD with the time that is left.
@@ -214,6 +223,16 @@ export -f lj_all sph_all
 want lj && run_part lj "$(reserve_after lj)" bash -o pipefail -c lj_all
 want sph && run_part sph "$(reserve_after sph)" bash -o pipefail -c sph_all
 
+if [ -n "$sampler" ]; then
+  kill "$sampler" 2>/dev/null
+  # throttle reasons other than none (0x0) and idle (0x1), e.g. 0x4 power cap, 0x20 / 0x40 thermal
+  n=$(wc -l <"$OUT/clocks.csv")
+  if [ "$n" -gt 0 ]; then
+    clocks=$(cut -d, -f2 "$OUT/clocks.csv" | tr -d ' ' | sort -n)
+    throttled=$(cut -d, -f5 "$OUT/clocks.csv" | tr -d ' ' | grep -cvE '^0x0+[01]$')
+    say "SM clock over $n samples: min $(echo "$clocks" | head -1) MHz, median $(echo "$clocks" | sed -n "$(( (n + 1) / 2 ))p") MHz; samples with throttling: $throttled"
+  fi
+fi
 say "finished (status $status); files in $OUT:"
 ls -l "$OUT" | sed 's/^/  /'
 exit $status
