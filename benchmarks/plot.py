@@ -387,8 +387,16 @@ Variants beyond the paper, measured on this card:
   inside the cutoff, then the functor on the set bits. 0.82x of X-pencil in geometric mean with the
   LJ force functor (0.77x with FastMath), slower on all 15 configurations: warps of one cell already
   skip most sources that no lane needs. Data: `h100-2026-11-26/experiments/x_pencil_sieve.json`.
-- **FastMath** (a functor policy, not a strategy): 32^3 x 100 X-pencil 8.31 ms -> 5.14 ms with the
-  paper's energy, 10.9 ms -> 8.7 ms with the LJ force.
+- **FastMath** (a functor policy, not a strategy): 32^3 x 100 X-pencil 8.04 ms -> 4.83 ms with the
+  paper's energy, 10.2 ms -> 7.5 ms with the LJ force.
+- **Fewer instructions per pair in the LJ functors** (commit 0f4875c; `potentials/lennard_jones.hpp`):
+  the paper's energy adds the softening first, so r^2 + softening^2 is three FMAs (one
+  instruction less per pair, out of about thirteen); the LJ force computes u^2, u^3, u^4 once
+  and V and fr with one FMA and one multiplication each (four fewer after the reciprocal).
+  Expected: up to 7% on the compute-bound paper-fast cases. Measured on the largest cases
+  against the previous campaign (463b9f8), Auto: paper-fast -5% (16^3) and -6% (32^3), paper
+  -3%, LJ -6%, LJ-fast -12%; Par-Part-NoLoop moved by -10% to +2.5% (LJ-fast -10%, paper
+  +2.5%). This lifted paper-fast 16^3 x 100 (X-pencil) from 48.3% to 51.1% of the peak.
 
 Not tried: sub-cells, half-shell with shared-memory accumulation on the GPU, register tiles of
 several targets per thread in X-pencil.
@@ -434,7 +442,7 @@ def write_markdown(path, images_rel, recs, runs, ceilings, made, card):
              "particle* is the number of candidate pairs (sources in the 3³ neighbour cells, self excluded) over N. "
              "GFLOP/s counts the functor's flop per candidate pair (21 for the paper's LJ kernel); bandwidth is "
              "the floor (positions read once, outputs written once) over the time, so it is an effective figure. "
-             "Binning is timed apart. Every strategy's output is compared with Par-Part-NoLoop's (column *check*).\n")
+             "Binning is timed apart. Every strategy's output is compared with Par-Part-NoLoop's (column *check*). The host time to enqueue each call is recorded too (`host_us`): a case whose enqueueing took at least 90% of its GPU time measured the host, not the kernel (the GPU machine's host thread sometimes stalls for a few milliseconds at about 25 µs per launch), and is timed again, at most twice, keeping the fastest try (`tries`); the tiniest cases (2^3 and 4^3 cells x 1) stay host-bound at about 4-6 µs per launch, as they would in a simulation. `run_device.sh` samples the SM clock once a second (`clocks.csv`); the campaign shown ran at 1980 MHz without throttling (one H100 that throttled to about 1300 MHz at 86 °C was rejected).\n")
 
     paper = [r for r in on_card if r.get("mode") == "grid" and r.get("functor") == "paper" and r.get("precision") == "float"
              and r.get("dim") == 3 and r.get("label") != "cost"]
