@@ -11,8 +11,8 @@
 #include <iomanip>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <typeindex>
@@ -40,6 +40,35 @@ struct TuneEntry {
 
 /// Process-wide autotuner behind interact<Auto>. Thread-safe.
 class Autotuner {
+  /// The fields that identify a decision (the text key is formatted from them).
+  struct CallKey {
+    std::type_index backend, functor, real;
+    const char* backend_name;  ///< follows from `backend`; for the text only
+    int dim;
+    Index cells[3];
+    int ppc, mc;
+    char device[sizeof(DeviceProperties::name)];
+    bool operator<(const CallKey& o) const {
+      const auto a = std::tie(backend, functor, real, dim, cells[0], cells[1], cells[2], ppc, mc);
+      const auto b = std::tie(o.backend, o.functor, o.real, o.dim, o.cells[0], o.cells[1], o.cells[2], o.ppc, o.mc);
+      if (a != b) return a < b;
+      return std::strncmp(device, o.device, sizeof(device)) < 0;
+    }
+    /// "backend|device|functor type|precision type|dim|cells|ppc2^b|mc2^b", as in the cache file.
+    std::string text() const {
+      std::ostringstream s;
+      s << backend_name << '|' << device << '|' << functor.name() << '|' << real.name() << '|' << dim << '|';
+      for (int d = 0; d < dim; ++d) s << cells[d] << (d + 1 < dim ? "x" : "|");
+      s << "ppc2^" << ppc << "|mc2^" << mc;
+      return s.str();
+    }
+  };
+  /// What a call needs of a TuneEntry.
+  struct Decision {
+    StrategyKind strategy;
+    Tuning tuning;
+  };
+
  public:
   /// The process-wide instance.
   static Autotuner& instance() {
@@ -81,17 +110,8 @@ class Autotuner {
 
   /// The cache key of a call (functor type, precision, dimension, cells, ppc bucket, device).
   template <class B, class R, int D, class F>
-  static std::string key(const CellGrid<B, R, D>& g, const F& f) {
-    return key(g, f, B::properties());
-  }
-  /// key(g, f) on the device described by `p`.
-  template <class B, class R, int D, class F>
-  static std::string key(const CellGrid<B, R, D>& g, const F&, const DeviceProperties& p) {
-    std::ostringstream s;
-    s << B::name() << '|' << p.name << '|' << typeid(F).name() << '|' << typeid(R).name() << '|' << D << '|';
-    for (int d = 0; d < D; ++d) s << g.geometry().cells[d] << (d + 1 < D ? "x" : "|");
-    s << "ppc2^" << ppc_bucket(g) << "|mc2^" << mc_bucket(g.max_per_cell());
-    return s.str();
+  static std::string key(const CellGrid<B, R, D>& g, const F&) {
+    return call_key<B, R, D, F>(g, B::properties()).text();
   }
   /// Mean particles per cell in half octaves.
   template <class B, class R, int D>
@@ -108,10 +128,7 @@ class Autotuner {
     // The fast path of every call after the first: the decision found by the same fields as
     // the text key, without formatting it (a few microseconds per call matter to kernels of a
     // few microseconds).
-    const DeviceProperties p = B::properties();
-    CallKey ck{typeid(B), typeid(F), typeid(R), D, {}, ppc_bucket(g), mc_bucket(g.max_per_cell()), {}};
-    for (int d = 0; d < D; ++d) ck.cells[d] = g.geometry().cells[d];
-    std::memcpy(ck.device, p.name, sizeof(ck.device));
+    const CallKey ck = call_key<B, R, D, F>(g, B::properties());
     Decision known{};
     bool hit = false;
     {
@@ -126,7 +143,7 @@ class Autotuner {
       const Report r = interact_with(known.strategy, g, f, out, known.tuning);
       return Report{r.strategy, r.shape, 0};
     }
-    const std::string k = key(g, f, p);
+    const std::string k = ck.text();
     TuneEntry e;
     bool found = false;
     {
@@ -178,6 +195,14 @@ class Autotuner {
   }
 
  private:
+  /// The fields of key() on the device described by `p`.
+  template <class B, class R, int D, class F>
+  static CallKey call_key(const CellGrid<B, R, D>& g, const DeviceProperties& p) {
+    CallKey k{typeid(B), typeid(F), typeid(R), B::name(), D, {}, ppc_bucket(g), mc_bucket(g.max_per_cell()), {}};
+    for (int d = 0; d < D; ++d) k.cells[d] = g.geometry().cells[d];
+    std::memcpy(k.device, p.name, sizeof(k.device));
+    return k;
+  }
   template <class B, class R, int D, class F>
   TuneEntry tune(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user) {
     typename B::Timer total(g.stream());
@@ -259,25 +284,6 @@ class Autotuner {
 
   static constexpr float batch_ms = 0.2f;  ///< shortest timed span per repetition (see tune())
   static constexpr int max_batch = 64;      ///< most calls in one timed span
-  /// The fields of the text key, comparable without formatting.
-  struct CallKey {
-    std::type_index backend, functor, real;
-    int dim;
-    Index cells[3];
-    int ppc, mc;
-    char device[sizeof(DeviceProperties::name)];
-    bool operator<(const CallKey& o) const {
-      const auto a = std::tie(backend, functor, real, dim, cells[0], cells[1], cells[2], ppc, mc);
-      const auto b = std::tie(o.backend, o.functor, o.real, o.dim, o.cells[0], o.cells[1], o.cells[2], o.ppc, o.mc);
-      if (a != b) return a < b;
-      return std::strncmp(device, o.device, sizeof(device)) < 0;
-    }
-  };
-  /// What a call needs of a TuneEntry.
-  struct Decision {
-    StrategyKind strategy;
-    Tuning tuning;
-  };
   mutable std::mutex m_;
   std::map<std::string, TuneEntry> table_;
   std::map<CallKey, Decision> fast_;  ///< the decisions of table_ used so far, by CallKey
