@@ -47,6 +47,10 @@ __device__ inline unsigned char* gpu_dynamic_shared() {
   extern __shared__ __attribute__((aligned(16))) unsigned char cellint_dynamic_shared[];
   return cellint_dynamic_shared;
 }
+/// `device` in the device pass; `host` (a placeholder the host pass never runs) otherwise.
+#  define CELLINT_DETAIL_DEVICE_OR(device, host) device
+#else
+#  define CELLINT_DETAIL_DEVICE_OR(device, host) host
 #endif
 
 /// Block API of the CUDA and HIP backends (see backend/traits.hpp): 1-D thread and block
@@ -56,98 +60,48 @@ __device__ inline unsigned char* gpu_dynamic_shared() {
 /// pass never runs them).
 struct GpuBlock {
   /// Rank of this thread in its block (threadIdx.x).
-  CELLINT_HD unsigned thread_rank() const {
-#if defined(CELLINT_DEVICE_PASS)
-    return threadIdx.x;
-#else
-    return 0;
-#endif
-  }
+  CELLINT_HD unsigned thread_rank() const { return CELLINT_DETAIL_DEVICE_OR(threadIdx.x, 0); }
   /// Threads per block (blockDim.x).
-  CELLINT_HD unsigned block_size() const {
-#if defined(CELLINT_DEVICE_PASS)
-    return blockDim.x;
-#else
-    return 1;
-#endif
-  }
+  CELLINT_HD unsigned block_size() const { return CELLINT_DETAIL_DEVICE_OR(blockDim.x, 1); }
   /// Rank of this block in the grid (blockIdx.x).
-  CELLINT_HD unsigned block_rank() const {
-#if defined(CELLINT_DEVICE_PASS)
-    return blockIdx.x;
-#else
-    return 0;
-#endif
-  }
+  CELLINT_HD unsigned block_rank() const { return CELLINT_DETAIL_DEVICE_OR(blockIdx.x, 0); }
   /// Blocks in the grid (gridDim.x).
-  CELLINT_HD unsigned grid_size() const {
-#if defined(CELLINT_DEVICE_PASS)
-    return gridDim.x;
-#else
-    return 1;
-#endif
-  }
+  CELLINT_HD unsigned grid_size() const { return CELLINT_DETAIL_DEVICE_OR(gridDim.x, 1); }
   /// Block-wide barrier (__syncthreads); every thread of the block must reach it.
-  CELLINT_HD void sync() const {
-#if defined(CELLINT_DEVICE_PASS)
-    __syncthreads();
-#endif
-  }
+  CELLINT_HD void sync() const { CELLINT_DETAIL_DEVICE_OR(__syncthreads(), (void)0); }
   /// The block's dynamic shared memory seen as an array of `T` (16-byte aligned; its size is
   /// LaunchShape::shared_bytes).
   template <class T>
   CELLINT_HD T* shared() const {
     static_assert(alignof(T) <= 16, "cellint: shared<T>() is 16-byte aligned; T needs more");
-#if defined(CELLINT_DEVICE_PASS)
-    return reinterpret_cast<T*>(gpu_dynamic_shared());
-#else
-    return nullptr;
-#endif
+    return CELLINT_DETAIL_DEVICE_OR(reinterpret_cast<T*>(gpu_dynamic_shared()), nullptr);
   }
   /// `*p += v` atomically (device scope); returns the old value.
   /// T: int, unsigned, unsigned long long, float or double.
   template <class T>
   CELLINT_HD T atomic_add(T* p, typename NoDeduce<T>::type v) const {
-    static_assert(
-        std::is_same_v<T, int> || std::is_same_v<T, unsigned> ||
-            std::is_same_v<T, unsigned long long> || std::is_same_v<T, float> ||
-            std::is_same_v<T, double>,
-        "cellint: atomic_add supports int, unsigned, unsigned long long, float and double");
-#if defined(CELLINT_DEVICE_PASS)
-    return atomicAdd(p, v);
-#else
-    (void)p;
-    (void)v;
-    return T{};
-#endif
+    static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned> || std::is_same_v<T, unsigned long long> ||
+                      std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "cellint: atomic_add supports int, unsigned, unsigned long long, float and double");
+    return CELLINT_DETAIL_DEVICE_OR(atomicAdd(p, v), ((void)p, (void)v, T{}));
   }
   /// `*p = max(*p, v)` atomically; returns the old value. T: int or unsigned.
   template <class T>
   CELLINT_HD T atomic_max(T* p, typename NoDeduce<T>::type v) const {
     static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned>,
                   "cellint: atomic_max supports int and unsigned");
-#if defined(CELLINT_DEVICE_PASS)
-    return atomicMax(p, v);
-#else
-    (void)p;
-    (void)v;
-    return T{};
-#endif
+    return CELLINT_DETAIL_DEVICE_OR(atomicMax(p, v), ((void)p, (void)v, T{}));
   }
   /// `*p = min(*p, v)` atomically; returns the old value. T: int or unsigned.
   template <class T>
   CELLINT_HD T atomic_min(T* p, typename NoDeduce<T>::type v) const {
     static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned>,
                   "cellint: atomic_min supports int and unsigned");
-#if defined(CELLINT_DEVICE_PASS)
-    return atomicMin(p, v);
-#else
-    (void)p;
-    (void)v;
-    return T{};
-#endif
+    return CELLINT_DETAIL_DEVICE_OR(atomicMin(p, v), ((void)p, (void)v, T{}));
   }
 };
+
+#undef CELLINT_DETAIL_DEVICE_OR
 
 /// Runs one block kernel: every thread calls `k(block)`. Kernels reach threadIdx & co. only
 /// through GpuBlock. No __launch_bounds__: the block size is a run-time choice, capped by
@@ -194,8 +148,8 @@ std::string kernel_name() {
 /// "block kernel `K` (grid=G, block=B, shared_bytes=S)", for error messages.
 template <class Kernel>
 std::string describe_launch(const LaunchShape& shape) {
-  return cat("block kernel `", kernel_name<Kernel>(), "` (grid=", shape.grid,
-             ", block=", shape.block, ", shared_bytes=", shape.shared_bytes, ")");
+  return cat("block kernel `", kernel_name<Kernel>(), "` (grid=", shape.grid, ", block=", shape.block,
+             ", shared_bytes=", shape.shared_bytes, ")");
 }
 
 /// "N bytes (X.X MiB)" or "(X.X GiB)", for memory messages.

@@ -1,0 +1,153 @@
+#pragma once
+// CudaRuntime: what the shared GPU backend body (detail/gpu/backend.hpp) needs from the CUDA
+// runtime and CUB; CELLINT_CHECK_CUDA. HipRuntime (detail/hip/runtime.hpp) has the same members.
+
+#include <cstddef>
+#include <string>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda_runtime.h>
+
+#include "cellint/backend/detail/gpu/error.hpp"
+#include "cellint/backend/traits.hpp"
+
+namespace cellint::detail {
+
+struct CudaRuntime {
+  using Error = cudaError_t;
+  using Stream = cudaStream_t;
+  using Event = cudaEvent_t;
+  using DeviceProp = cudaDeviceProp;
+  using FuncAttributes = cudaFuncAttributes;
+
+  static constexpr const char* name = "cuda";     ///< backend name and prefix of the runtime's calls
+  static constexpr const char* runtime = "CUDA";  ///< the runtime, in messages
+  static constexpr const char* type = "Cuda";     ///< the backend type, in messages
+  static constexpr int warp_size = 32;            ///< threads per warp on NVIDIA GPUs
+
+  static constexpr Error Success = cudaSuccess;
+  static constexpr Error ErrorNoDevice = cudaErrorNoDevice;
+  static constexpr Error ErrorOutOfMemory = cudaErrorMemoryAllocation;
+  static constexpr Error ErrorInvalidValue = cudaErrorInvalidValue;
+  static constexpr Error ErrorInvalidDevicePointer = cudaErrorInvalidDevicePointer;
+  static constexpr Error ErrorInvalidConfiguration = cudaErrorInvalidConfiguration;
+  static constexpr Error ErrorLaunchOutOfResources = cudaErrorLaunchOutOfResources;
+
+  /// True for errors after which every later CUDA call of this process fails the same way
+  /// ("sticky" errors: the context is corrupt and only a new process recovers).
+  static bool is_sticky(Error e) noexcept {
+    switch (e) {
+      case cudaErrorECCUncorrectable:
+      case cudaErrorContained:
+      case cudaErrorIllegalAddress:
+      case cudaErrorLaunchTimeout:
+      case cudaErrorAssert:
+      case cudaErrorHardwareStackError:
+      case cudaErrorIllegalInstruction:
+      case cudaErrorMisalignedAddress:
+      case cudaErrorInvalidAddressSpace:
+      case cudaErrorInvalidPc:
+      case cudaErrorLaunchFailure:
+      case cudaErrorTensorMemoryLeak:
+      case cudaErrorMpsClientTerminated:
+      case cudaErrorExternalDevice:
+        return true;
+      default:
+        return false;
+    }
+  }
+  /// True for errors that mean "there is no usable GPU or driver in this process".
+  static bool is_no_device(Error e) noexcept {
+    switch (e) {
+      case cudaErrorNoDevice:
+      case cudaErrorInsufficientDriver:
+      case cudaErrorStubLibrary:
+      case cudaErrorDevicesUnavailable:
+      case cudaErrorSystemDriverMismatch:
+      case cudaErrorCompatNotSupportedOnDevice:
+      case cudaErrorInitializationError:
+        return true;
+      default:
+        return false;
+    }
+  }
+  /// True when the binary holds no code for the GPU.
+  static bool is_missing_binary(Error e) noexcept { return e == cudaErrorNoKernelImageForDevice; }
+  static constexpr const char* sticky_hint = ", and run under compute-sanitizer to find the access";
+  static constexpr const char* missing_binary_hint =
+      ". The binary holds no code for this GPU: rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES (90 for "
+      "H100)";
+
+  // The runtime calls, named as the runtime names them less the "cuda" prefix.
+  static const char* GetErrorName(Error e) { return cudaGetErrorName(e); }
+  static const char* GetErrorString(Error e) { return cudaGetErrorString(e); }
+  static Error GetLastError() { return cudaGetLastError(); }
+  static Error GetDeviceCount(int* n) { return cudaGetDeviceCount(n); }
+  static Error GetDevice(int* dev) { return cudaGetDevice(dev); }
+  static Error GetDeviceProperties(DeviceProp* q, int dev) { return cudaGetDeviceProperties(q, dev); }
+  static Error Malloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+  static Error Free(void* p) { return cudaFree(p); }
+  static Error MemGetInfo(std::size_t* free_bytes, std::size_t* total) { return cudaMemGetInfo(free_bytes, total); }
+  /// cudaMemcpyAsync with the cudaMemcpyKind of `kind` (never HostToHost).
+  static Error MemcpyAsync(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) {
+    return cudaMemcpyAsync(dst, src, bytes,
+                           kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
+                           : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                            : cudaMemcpyDeviceToDevice,
+                           s);
+  }
+  static Error MemsetAsync(void* dst, int byte, std::size_t bytes, Stream s) {
+    return cudaMemsetAsync(dst, byte, bytes, s);
+  }
+  static Error StreamSynchronize(Stream s) { return cudaStreamSynchronize(s); }
+  static Error FuncGetAttributes(FuncAttributes* a, const void* f) { return cudaFuncGetAttributes(a, f); }
+  /// cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
+  static Error FuncSetMaxDynamicSharedMemorySize(const void* f, int bytes) {
+    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  }
+  static Error EventCreate(Event* e) { return cudaEventCreate(e); }
+  static Error EventDestroy(Event e) { return cudaEventDestroy(e); }
+  static Error EventRecord(Event e, Stream s) { return cudaEventRecord(e, s); }
+  static Error EventSynchronize(Event e) { return cudaEventSynchronize(e); }
+  static Error EventElapsedTime(float* ms, Event a, Event b) { return cudaEventElapsedTime(ms, a, b); }
+
+  /// The properties that the two runtimes name or report differently.
+  static std::size_t shared_per_block_optin(const DeviceProp& q, int /*dev*/) { return q.sharedMemPerBlockOptin; }
+  static std::size_t shared_per_multiprocessor(const DeviceProp& q) { return q.sharedMemPerMultiprocessor; }
+
+  /// Device-wide primitives (templates, so that CUB's kernels are compiled only where used).
+  static constexpr const char* scan_name = "cub::DeviceScan::ExclusiveSum";
+  template <class T>
+  static Error exclusive_sum(void* temp, std::size_t& temp_bytes, const T* in, T* out, Index n, Stream s) {
+    return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, n, s);
+  }
+  static constexpr const char* sort_name = "cub::DeviceRadixSort::SortPairs";
+  /// Radix sort by bits [0, key_bits) between `keys`/`keys_alt` and `values`/`values_alt`;
+  /// `keys` and `values` point to the buffers that hold the result on return.
+  template <class K, class V>
+  static Error sort_pairs(void* temp, std::size_t& temp_bytes, K*& keys, K* keys_alt, V*& values, V* values_alt,
+                          Index n, int key_bits, Stream s) {
+    cub::DoubleBuffer<K> k(keys, keys_alt);
+    cub::DoubleBuffer<V> v(values, values_alt);
+    const Error e = cub::DeviceRadixSort::SortPairs(temp, temp_bytes, k, v, n, 0, key_bits, s);
+    keys = k.Current();
+    values = v.Current();
+    return e;
+  }
+};
+
+/// "cudaErrorX (N): text", plus what to do for errors with a known remedy.
+inline std::string cuda_error_text(cudaError_t e) { return gpu_error_text<CudaRuntime>(e); }
+
+}  // namespace cellint::detail
+
+/// Runs a CUDA runtime call and throws cellint::GpuError (NoDevice when there is no usable GPU)
+/// naming the call, the error's name and text, the file and the line when it fails.
+#define CELLINT_CHECK_CUDA(call) \
+  ::cellint::detail::gpu_check<::cellint::detail::CudaRuntime>((call), "", #call, __FILE__, __LINE__)
+
+#if !defined(CELLINT_CHECK_GPU)
+/// Backend-neutral spelling of the runtime check (CELLINT_CHECK_CUDA under nvcc).
+#  define CELLINT_CHECK_GPU(call) CELLINT_CHECK_CUDA(call)
+#endif
