@@ -53,4 +53,30 @@ struct HostAtomics {
 #endif
 };
 
+/// The same interface for a loop that runs on one thread: plain read-modify-write (no locked
+/// instructions), same results and return values as HostAtomics.
+struct HostSerialAtomics {
+#if defined(CELLINT_DEVICE_PASS)
+  template <class T> CELLINT_HD T atomic_add(T*, T v) const { return v; }
+  template <class T> CELLINT_HD T atomic_max(T*, T v) const { return v; }
+  template <class T> CELLINT_HD T atomic_min(T*, T v) const { return v; }
+#else
+  template <class T> CELLINT_HD T atomic_add(T* p, T v) const {
+    const T old = *p;
+    *p = static_cast<T>(old + v);
+    return old;
+  }
+  template <class T> CELLINT_HD T atomic_max(T* p, T v) const {
+    const T old = *p;
+    if (old < v) *p = v;
+    return old;
+  }
+  template <class T> CELLINT_HD T atomic_min(T* p, T v) const {
+    const T old = *p;
+    if (old > v) *p = v;
+    return old;
+  }
+#endif
+};
+
 }  // namespace cellint::detail
