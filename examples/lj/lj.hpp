@@ -428,8 +428,7 @@ class Simulation {
   }
   static constexpr bool gpu_like = Backend::is_gpu_like;
   std::array<Acc*, 3> velocities() {
-    return {grid_.template attribute<Acc>(vel_[0]), grid_.template attribute<Acc>(vel_[1]),
-            grid_.template attribute<Acc>(vel_[2])};
+    return {grid_.attribute(vel_[0]), grid_.attribute(vel_[1]), grid_.attribute(vel_[2])};
   }
 
   // [lj-kick-drift-call]
@@ -492,7 +491,8 @@ class Simulation {
     const Index l2 = std::min<Index>(l1, 256);
     ThermoPartials<Acc, Accum> k1{{v[0], v[1], v[2]}, forces_.data(), n_, l1, gpu_like, nullptr};
     k1.out = partials_.data();
-    cellint::detail::parallel_for<Backend>(l1, k1, grid_.stream());
+    // each of the l1 lanes sums about n_ / l1 atoms (the Host backend shares loops by work)
+    cellint::detail::parallel_for<Backend>(l1, k1, grid_.stream(), (n_ + l1 - 1) / l1);
     cellint::detail::parallel_for<Backend>(l2, SumTriples{partials_.data(), l1, l2, totals_.data()},
                                            grid_.stream());
     std::vector<double> h(3 * static_cast<std::size_t>(l2));
@@ -571,7 +571,7 @@ class Simulation {
   Potential lj_;
   cellint::StrategyKind strategy_;
   Index n_ = 0;
-  int vel_[3] = {-1, -1, -1};
+  cellint::Attribute<Acc> vel_[3];
   cellint::Buffer<Backend, Accum> forces_;
   cellint::Buffer<Backend, double> partials_, totals_;  // thermo reduction stages
   cellint::Buffer<Backend, unsigned> moved_;

@@ -97,14 +97,15 @@ CELLINT_HD inline Real tait_pressure(Real rho, Real rho0, Real B) {
 }
 
 /// Attribute handles of the grid (CellGrid::attach), read by the functors' load().
+template <class Real, int Dim>
 struct Attributes {
-  int mass = -1;      ///< Real: particle mass
-  int wall = -1;      ///< int: 0 fluid, 1 boundary particle, 2 fluid that left the domain (inert)
-  int vel = -1;       ///< Vec<Real, Dim>: velocity v^n (half-step velocity inside a step)
-  int rho = -1;       ///< Real: density rho^n (half-step density inside a step)
-  int vel_pred = -1;  ///< Vec<Real, Dim>: predicted velocity the forces are evaluated with
-  int rho_pred = -1;  ///< Real: predicted density the forces are evaluated with
-  int pressure = -1;  ///< Real: Tait pressure of rho_pred
+  cellint::Attribute<Real> mass;                 ///< particle mass
+  cellint::Attribute<int> wall;                  ///< 0 fluid, 1 boundary particle, 2 fluid that left the domain (inert)
+  cellint::Attribute<Vec<Real, Dim>> vel;        ///< velocity v^n (half-step velocity inside a step)
+  cellint::Attribute<Real> rho;                  ///< density rho^n (half-step density inside a step)
+  cellint::Attribute<Vec<Real, Dim>> vel_pred;   ///< predicted velocity the forces are evaluated with
+  cellint::Attribute<Real> rho_pred;             ///< predicted density the forces are evaluated with
+  cellint::Attribute<Real> pressure;             ///< Tait pressure of rho_pred
 };
 
 /// Density sum: per target i, sum_j m_j W_ij and sum_j (m_j / rho_j) W_ij over its neighbours
@@ -126,15 +127,14 @@ struct DensitySum {
     Real vol_w;   ///< sum_j (m_j / rho_j) W_ij
   };
   SphKernel<Real, Dim> kernel;
-  int mass_attr = -1;  ///< attribute handle of the masses
-  int rho_attr = -1;   ///< attribute handle of the densities
-  int kind_attr = -1;  ///< attribute handle of the fluid / boundary / inert flags
+  cellint::Attribute<Real> mass_attr;  ///< attribute handle of the masses
+  cellint::Attribute<Real> rho_attr;   ///< attribute handle of the densities
+  cellint::Attribute<int> kind_attr;   ///< attribute handle of the fluid / boundary / inert flags
   static constexpr int flops = 12;
 
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
-    return {v.template attribute<Real>(mass_attr)[i], v.template attribute<Real>(rho_attr)[i],
-            v.template attribute<int>(kind_attr)[i]};
+    return {v.attribute(mass_attr)[i], v.attribute(rho_attr)[i], v.attribute(kind_attr)[i]};
   }
   CELLINT_HD void operator()(Accum& a, const Payload& t, const Payload& s, const Vec<Real, Dim>&,
                              Real r2) const {
@@ -188,7 +188,7 @@ struct Forces {
   Real eta2 = 0;          ///< 0.01 h^2
   Real delta_h_c0_2 = 0;  ///< 2 * delta * h * c0 (density diffusion)
   Real gravity = 0;       ///< g, acting along -y
-  Attributes attr;
+  Attributes<Real, Dim> attr;
   static constexpr int flops = 45;
 
   CELLINT_HD Accum init() const {
@@ -199,11 +199,11 @@ struct Forces {
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
     Payload p;
-    p.v = v.template attribute<Vec<Real, Dim>>(attr.vel_pred)[i];
-    p.rho = v.template attribute<Real>(attr.rho_pred)[i];
-    p.p_rho2 = v.template attribute<Real>(attr.pressure)[i] / (p.rho * p.rho);
-    p.m = v.template attribute<Real>(attr.mass)[i];
-    p.wall = v.template attribute<int>(attr.wall)[i];
+    p.v = v.attribute(attr.vel_pred)[i];
+    p.rho = v.attribute(attr.rho_pred)[i];
+    p.p_rho2 = v.attribute(attr.pressure)[i] / (p.rho * p.rho);
+    p.m = v.attribute(attr.mass)[i];
+    p.wall = v.attribute(attr.wall)[i];
     return p;
   }
 

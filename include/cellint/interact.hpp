@@ -17,6 +17,13 @@
 namespace cellint {
 
 namespace detail {
+/// What every interaction call checks first: a built grid, and the Attribute handles that the
+/// functor holds belong to it (cheap: a scan of the functor's bytes).
+template <class B, class R, int D, class F>
+void check_call(const CellGrid<B, R, D>& grid, const F& f, const char* who) {
+  CELLINT_EXPECTS(grid.built(), "cellint::", who, ": the grid holds no binned particles; call grid.build() first");
+  grid.check_functor_attributes(f);
+}
 /// The one place that maps a run-time StrategyKind to the compile-time strategy.
 template <class Op>
 decltype(auto) dispatch(StrategyKind k, Op&& op) {
@@ -67,6 +74,7 @@ Support supports(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f, cons
 template <class B, class R, int D, class F>
 Report interact_with(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f,
                      typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
+  detail::check_call(grid, f, "interact");
   Report rep;
   rep.strategy = k;
   const Support s = supports(k, grid, f, t);
@@ -84,19 +92,45 @@ namespace cellint {
 /// Computes, for every particle t of `grid`, the functor's accumulation over all source
 /// particles s != t within the cutoff (periodic images included) and stores it at out[t]
 /// (sorted slot order, backend memory of at least grid.size() elements).
+/// The pointer form does not know the size of `out`: prefer the Buffer or std::vector
+/// overloads, which check it; the pointer form is for memory the caller owns and sized.
 ///
 /// @tparam Strategy a strategy tag (ParPartNoLoop, XPencil, ... or Auto, the default: the
 ///         fastest eligible strategy, timed once per functor / grid shape / device and cached)
 /// @throws Unsupported if an explicitly named strategy cannot run here (the reason says why)
+/// @throws InvalidArgument before grid.build(), or for an Attribute handle in `f` that is unset,
+///         of another grid, or dropped by a build()
 template <class Strategy = Auto, class B, class R, int D, class F>
 Report interact(const CellGrid<B, R, D>& grid, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
                 const Tuning& t = {}) {
   (void)sizeof(FunctorTraits<F, R, D>);  // readable contract errors first
+  detail::check_call(grid, f, "interact");
   if constexpr (std::is_same<Strategy, Auto>::value) {
     return Autotuner::instance().run(grid, f, out, t);
   } else {
     return interact_with(Strategy::kind, grid, f, out, t);
   }
+}
+
+/// interact() into a backend Buffer of at least grid.size() elements (checked).
+template <class Strategy = Auto, class B, class R, int D, class F>
+Report interact(const CellGrid<B, R, D>& grid, const F& f, Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out,
+                const Tuning& t = {}) {
+  CELLINT_EXPECTS(out.size() >= static_cast<std::size_t>(grid.size()), "cellint::interact: the output buffer holds ",
+                  out.size(), " elements, the grid has ", grid.size(), " particles; size it to grid.size()");
+  return interact<Strategy>(grid, f, out.data(), t);
+}
+
+/// interact() into a host vector of at least grid.size() elements (checked; backends whose
+/// memory is host memory: Host, Emulated).
+template <class Strategy = Auto, class B, class R, int D, class F>
+Report interact(const CellGrid<B, R, D>& grid, const F& f, std::vector<typename FunctorTraits<F, R, D>::Accum>& out,
+                const Tuning& t = {}) {
+  static_assert(!B::device_memory, "cellint::interact(std::vector): this backend computes in device memory; "
+                "pass a cellint::Buffer (or a device pointer)");
+  CELLINT_EXPECTS(out.size() >= static_cast<std::size_t>(grid.size()), "cellint::interact: the output vector holds ",
+                  out.size(), " elements, the grid has ", grid.size(), " particles; size it to grid.size()");
+  return interact<Strategy>(grid, f, out.data(), t);
 }
 
 }  // namespace cellint

@@ -69,9 +69,9 @@ void check_binning(bool periodic, Distribution dist, double ppc, int cells, bool
     std::sort(sorted.begin(), sorted.end());
     for (Index i = 0; i < n; ++i) REQUIRE(sorted[i] == i);
     std::vector<int> t(static_cast<std::size_t>(n));
-    B::copy(t.data(), g.template attribute<int>(0), sizeof(int) * n, CopyKind::DeviceToHost);
+    B::copy(t.data(), g.attribute(g.template attribute_handle<int>(0)), sizeof(int) * n, CopyKind::DeviceToHost);
     for (Index s = 0; s < n; ++s) REQUIRE(t[s] == id[s]);  // the attribute moved with its particle
-    CHECK(g.to_user_order(g.template attribute<int>(0)) == tag);
+    CHECK(g.to_user_order(g.attribute(g.template attribute_handle<int>(0))) == tag);
   }
 }
 

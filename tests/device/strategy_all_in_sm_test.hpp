@@ -135,6 +135,7 @@ std::string refusal(int cells, int per_cell, const Tuning& t) {
   fill_grid(grid, cells, per_cell);
   REQUIRE(grid.max_per_cell() == per_cell);
   cellint::test::Probe<Real, Dim> f{Real(1)};
+  f.charge = grid.template attribute_handle<Real>(0);
   cellint::Buffer<Backend, typename cellint::test::Probe<Real, Dim>::Accum> out(
       static_cast<std::size_t>(std::max<Index>(grid.size(), 1)));
   if (cellint::supports(kAll, grid, f, t).ok) return "";

@@ -86,6 +86,7 @@ std::string refusal(StrategyKind k, const Tuning& t) {
   grid.build(cellint::test::make_positions(grid.geometry(), 2, Distribution::Uniform, 7));
   grid.attach(std::vector<Real>(static_cast<std::size_t>(grid.size()), Real(1)).data());
   cellint::test::Probe<Real, Dim> f{Real(1)};
+  f.charge = grid.template attribute_handle<Real>(0);
   cellint::Buffer<Backend, typename cellint::test::Probe<Real, Dim>::Accum> out(static_cast<std::size_t>(grid.size()));
   if (cellint::supports(k, grid, f, t).ok) return "";
   try {

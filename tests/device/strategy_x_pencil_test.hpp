@@ -132,6 +132,7 @@ template <class Real, int Dim>
 std::string refusal(StrategyKind k, const cellint::CellGrid<Backend, Real, Dim>& grid,
                     const Tuning& t) {
   cellint::test::Probe<Real, Dim> f{Real(1)};
+  f.charge = grid.template attribute_handle<Real>(0);
   cellint::Buffer<Backend, typename cellint::test::Probe<Real, Dim>::Accum> out(
       static_cast<std::size_t>(std::max<Index>(grid.size(), 1)));
   if (cellint::supports(k, grid, f, t).ok) return "";
@@ -337,6 +338,7 @@ TEST_CASE("x-pencil and x-pencil-reg refuse what they cannot run, with the reaso
   cellint::CellGrid<cellint::Host, float, 3> host(box, 1.0f);
   host.build(cellint::test::make_positions(host.geometry(), 2, Distribution::Uniform, 3));
   cellint::test::Probe<float, 3> f{1.0f};
+  f.charge = host.attach(std::vector<float>(static_cast<std::size_t>(host.size()), 1.0f));
   cellint::Buffer<cellint::Host, cellint::test::Probe<float, 3>::Accum> out(
       static_cast<std::size_t>(host.size()));
   for (StrategyKind k : both)

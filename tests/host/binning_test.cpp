@@ -77,14 +77,14 @@ TEST_CASE("attributes follow the particles and results return to user order", "[
   std::vector<int> id(static_cast<std::size_t>(n));
   std::iota(id.begin(), id.end(), 0);
   g.build(p);
-  const int k = g.attach(id.data());
-  for (Index s = 0; s < n; ++s) CHECK(g.attribute<int>(k)[s] == g.original_index()[s]);
-  CHECK(g.to_user_order(g.attribute<int>(k)) == id);
+  const auto k = g.attach(id.data());
+  for (Index s = 0; s < n; ++s) CHECK(g.attribute(k)[s] == g.original_index()[s]);
+  CHECK(g.to_user_order(g.attribute(k)) == id);
   // move every particle a little, rebuild, and check attributes and permutation still agree
   for (int d = 0; d < 3; ++d)
     for (Index s = 0; s < n; ++s) g.positions(d)[s] = std::min(4.99f, g.positions(d)[s] * 0.9f + 0.3f);
   g.rebuild();
-  for (Index s = 0; s < n; ++s) CHECK(g.attribute<int>(k)[s] == g.original_index()[s]);
+  for (Index s = 0; s < n; ++s) CHECK(g.attribute(k)[s] == g.original_index()[s]);
   std::vector<int> back(static_cast<std::size_t>(n));
   g.from_user_order(id.data(), back.data());
   for (Index s = 0; s < n; ++s) CHECK(back[s] == g.original_index()[s]);

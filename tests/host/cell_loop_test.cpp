@@ -66,8 +66,8 @@ TEST_CASE("a test against the oracle can fail", "[host][oracle]") {
   const auto p = make_positions(g.geometry(), 6.0, Distribution::Uniform, fresh_seed());
   std::vector<double> q(p[0].size(), 1.0);
   g.build(p);
-  g.attach(q.data());
   Probe<double, 3> f{1.0};
+  f.charge = g.attach(q.data());
   std::vector<Probe<double, 3>::Accum> out(p[0].size());
   interact_with(StrategyKind::CellLoop, g, f, out.data());
   auto got = g.to_user_order(out.data());

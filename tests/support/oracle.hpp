@@ -15,7 +15,7 @@
 
 namespace cellint::test {
 
-/// A smooth test interaction with a payload read from attribute 0 (a per-particle charge q):
+/// A smooth test interaction with a payload read from the attribute `charge` (a per-particle q):
 /// w = q_s (rc^2 - r^2)^2, accumulating the count, sum w and sum w*dr. Well conditioned, so the
 /// comparison tests indexing and images rather than rounding. With `absolute` it sums
 /// magnitudes instead (the scale of the tolerance).
@@ -31,10 +31,11 @@ struct Probe {
   };
   Real rc2;
   bool absolute = false;
+  Attribute<Real> charge{};  ///< the handle grid.attach(q) returned
   static constexpr int flops = 12;
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
-    return {v.template attribute<Real>(0)[i]};
+    return {v.attribute(charge)[i]};
   }
   CELLINT_HD void operator()(Accum& a, const Payload&, const Payload& s, const Vec<Real, Dim>& dr, Real r2) const {
     const Real h = rc2 - r2;
@@ -144,7 +145,7 @@ std::string compare(const std::vector<Accum>& got, const Reference<Dim>& ref, do
   return err.str();
 }
 
-/// Tolerance relative to the sum of magnitudes: DESIGN.md section 7 (1e-5 float, 1e-12 double).
+/// Tolerance relative to the sum of magnitudes (1e-5 float, 1e-12 double): docs/design.md, "Accuracy checks".
 /// The resolution of positions is accounted for separately (Reference::slack).
 template <class Real>
 double tolerance() {

@@ -51,9 +51,8 @@ Outcome check_strategy(StrategyKind k, const Case& c, const Tuning& t = {}) {
   std::uniform_real_distribution<double> u(0.5, 1.5);
   for (auto& v : q) v = static_cast<Real>(u(rng));
   grid.build(pos);
-  grid.attach(q.data());
-
   Probe<Real, Dim, Acc> f{cutoff * cutoff};
+  f.charge = grid.attach(q.data());
   using Accum = typename Probe<Real, Dim, Acc>::Accum;
   if (const Support s = supports(k, grid, f, t); !s.ok) {
     UNSCOPED_INFO(to_string(k) << " unsupported: " << s.reason);  // shown if the caller expected a pass

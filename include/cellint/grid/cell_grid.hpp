@@ -3,9 +3,14 @@
 /// CellGrid: owns particles as sorted structure-of-arrays buffers binned into a regular cell grid.
 
 #include <array>
+#include <atomic>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
+#include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "cellint/backend/buffer.hpp"
@@ -15,6 +20,26 @@
 #include "cellint/grid/grid_view.hpp"
 
 namespace cellint {
+
+namespace detail {
+/// A process-wide serial number per grid, so that an Attribute handle names its grid.
+inline std::uint32_t next_grid_serial() {
+  static std::atomic<std::uint32_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+/// FNV-1a hash of a type's name and size: the `type` field of Attribute handles.
+template <class T>
+std::uint32_t attribute_type_hash() {
+  std::uint32_t h = 2166136261u ^ static_cast<std::uint32_t>(sizeof(T));
+  for (const char* c = typeid(T).name(); *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return h == 0 ? 1u : h;
+}
+/// out[index[s]] = in[s] for elements of type T (type-erased; the inverse of gather_bytes).
+template <class Backend, class T>
+void scatter_bytes(void* dst, const void* src, const Index* index, Index n, typename Backend::Stream s) {
+  parallel_for<Backend>(n, ScatterKernel<T>{static_cast<const T*>(src), index, static_cast<T*>(dst)}, s);
+}
+}  // namespace detail
 
 /// Particles binned into the cells of a regular grid over a Box, on one backend.
 ///
@@ -26,11 +51,30 @@ namespace cellint {
 ///
 /// All members synchronise with the host unless their name ends in `_async`.
 ///
+/// Order of calls: build() first; then attach(), rebuild(), interact() and the order helpers, in
+/// any order. Each of them called before the first successful build() throws InvalidArgument.
+///
+/// Attributes across builds: attributes belong to particles by their index in the user's order.
+/// A later build() with the same particle count keeps every attribute with the particle of the
+/// same index (as if attached again from the same user-order array); a build() with another
+/// count drops all attributes (their handles become invalid and are rejected with a message
+/// saying so; attach them again). rebuild() permutes them with the positions.
+///
+/// Exception guarantees:
+/// - build(): on any exception the grid is not built (built() is false, size() is 0) until a
+///   build() succeeds; attached attributes are kept for a build() with the same count.
+/// - rebuild(): NonFinitePosition and OutsideBox leave the grid exactly as before the call
+///   (positions, permutation, cells, attributes): repair the positions (e.g. with
+///   from_user_order()) and call rebuild() again. Any other exception (a GPU failure, out of
+///   memory) leaves the grid not built, attributes kept: call build() again.
+/// - attach(), to_user_order(), from_user_order(): the grid is unchanged when they throw.
+///
 /// @tparam Backend Host, Emulated, Cuda or Hip
 /// @tparam Real    float or double: the type of positions
 /// @tparam Dim     2 or 3
 template <class Backend, class Real, int Dim>
 class CellGrid {
+  CELLINT_REQUIRE_BACKEND(Backend);
   static_assert(Dim == 2 || Dim == 3, "cellint::CellGrid: Dim must be 2 or 3");
   static_assert(std::is_floating_point<Real>::value, "cellint::CellGrid: Real must be float or double");
 
@@ -54,107 +98,219 @@ class CellGrid {
   }
   CellGrid(const CellGrid&) = delete;
   CellGrid& operator=(const CellGrid&) = delete;
+  /// Takes over another grid's buffers; the moved-from grid may only be destroyed or assigned to.
   CellGrid(CellGrid&&) noexcept = default;
+  /// Takes over another grid's buffers; the moved-from grid may only be destroyed or assigned to.
   CellGrid& operator=(CellGrid&&) noexcept = default;
+
+  /// The largest particle count a grid holds: particle indices are 32-bit, and room is left so
+  /// that the kernels' grid-stride indices cannot overflow. Memory is usually the tighter limit
+  /// (about 44 bytes a particle in 3D float, before attributes and results).
+  static constexpr Index max_size() { return INT32_MAX - (Index(1) << 25); }
 
   /// Bins `n` particles whose coordinates are host arrays `xyz[d][i]` (user order). Positions on
   /// periodic axes are wrapped into the box; a particle exactly on the upper face of an open axis
-  /// belongs to the last cell.
+  /// belongs to the last cell. `n` may be of any integer type; it is checked against max_size().
   /// @throws NonFinitePosition naming the first particle with a NaN or infinite coordinate
   /// @throws OutsideBox naming the first particle outside an open axis
-  void build(const std::array<const Real*, Dim>& xyz, Index n) {
-    CELLINT_EXPECTS(n >= 0, "cellint::CellGrid::build: particle count must be >= 0, got ", n);
-    resize_particles(n);
-    for (int d = 0; d < Dim; ++d)
-      if (n) Backend::copy(pos_alt_[d].data(), xyz[d], sizeof(Real) * n, CopyKind::HostToDevice, stream_);
-    bin(false);
+  /// @throws InvalidArgument for a negative count or one above max_size()
+  template <class Count, std::enable_if_t<std::is_integral<Count>::value, int> = 0>
+  void build(const std::array<const Real*, Dim>& xyz, Count n) {
+    load_and_bin(xyz, checked_count(n, "build"), CopyKind::HostToDevice);
   }
-  /// Same as build(), from host vectors.
+  /// Same as build(), from host vectors (all of the same length).
   void build(const std::array<std::vector<Real>, Dim>& xyz) {
     std::array<const Real*, Dim> p;
     for (int d = 0; d < Dim; ++d) {
-      CELLINT_EXPECTS(xyz[d].size() == xyz[0].size(), "cellint::CellGrid::build: coordinate arrays differ in length");
+      CELLINT_EXPECTS(xyz[d].size() == xyz[0].size(), "cellint::CellGrid::build: coordinate arrays differ in "
+                      "length (", xyz[0].size(), " along x, ", xyz[d].size(), " along axis ", d, ")");
       p[d] = xyz[d].data();
     }
-    build(p, static_cast<Index>(xyz[0].size()));
+    build(p, xyz[0].size());
   }
   /// Same as build(), from backend (device) arrays.
-  void build_from_backend(const std::array<const Real*, Dim>& xyz, Index n) {
-    resize_particles(n);
-    for (int d = 0; d < Dim; ++d)
-      if (n) Backend::copy(pos_alt_[d].data(), xyz[d], sizeof(Real) * n, CopyKind::DeviceToDevice, stream_);
-    bin(false);
+  template <class Count, std::enable_if_t<std::is_integral<Count>::value, int> = 0>
+  void build_from_backend(const std::array<const Real*, Dim>& xyz, Count n) {
+    load_and_bin(xyz, checked_count(n, "build_from_backend"), CopyKind::DeviceToDevice);
   }
   /// Re-bins after the sorted positions (positions(d)) were moved in place, e.g. by an
   /// integrator. The permutation and attributes follow.
+  /// @throws NonFinitePosition, OutsideBox with the grid unchanged (see the class comment)
+  /// @throws InvalidArgument before the first build()
   void rebuild() {
+    expect_built("rebuild");
     for (int d = 0; d < Dim; ++d) std::swap(pos_[d], pos_alt_[d]);
     std::swap(id_, id_alt_);
-    bin(true);
+    try {
+      bin(true);
+    } catch (...) {
+      // bin() reads pos_alt_ / id_alt_ and writes pos_ / id_ only after the positions passed
+      // the checks: swapping back restores the grid as it was.
+      for (int d = 0; d < Dim; ++d) std::swap(pos_[d], pos_alt_[d]);
+      std::swap(id_, id_alt_);
+      try {
+        throw;
+      } catch (const InvalidArgument&) {
+        throw;  // rejected input: nothing was written
+      } catch (...) {
+        built_ = false;  // a failure part-way (GPU, memory): cells may be stale
+        n_ = 0;
+        throw;
+      }
+    }
   }
 
-  /// Attaches an attribute (one `T` per particle, host array in the user's original order) that is
-  /// permuted with the positions; returns its handle k, read in functors as view.attribute<T>(k).
-  /// Call after build().
+  /// Whether the grid holds binned particles (a build() succeeded and nothing failed since).
+  bool built() const { return built_; }
+
+  /// Attaches an attribute (one `T` per particle, host array of size() elements in the user's
+  /// original order) that is permuted with the positions. Functors read it with
+  /// `view.attribute(handle)`; the host gets the sorted backend array with attribute(handle).
+  /// @throws InvalidArgument before build() or when max_attributes are attached already
   template <class T>
-  int attach(const T* host_values) {
+  Attribute<T> attach(const T* host_values) {
     static_assert(std::is_trivially_copyable<T>::value, "cellint: attributes must be trivially copyable");
-    CELLINT_EXPECTS(built_, "cellint::CellGrid::attach: call build() first (attributes are given in the "
-                    "user's order and permuted with the particles)");
+    expect_built("attach");
     CELLINT_EXPECTS(attrs_.size() < static_cast<std::size_t>(max_attributes),
                     "cellint::CellGrid::attach: at most ", max_attributes, " attributes");
-    Attribute a;
+    AttributeSlot a;
     a.elem = sizeof(T);
+    a.type = detail::attribute_type_hash<T>();
+    a.type_name = typeid(T).name();
     a.gather = &detail::gather_bytes<Backend, T>;
+    a.scatter = &detail::scatter_bytes<Backend, T>;
     a.data.resize(sizeof(T) * std::max<Index>(n_, 1));
     a.alt.resize(sizeof(T) * std::max<Index>(n_, 1));
     if (n_) {
       Backend::copy(a.alt.data(), host_values, sizeof(T) * n_, CopyKind::HostToDevice, stream_);
       // sorted slot s takes the user's element original[s]
       a.gather(a.data.data(), a.alt.data(), id_.data(), n_, stream_);
+      Backend::synchronize(stream_);
     }
     attrs_.push_back(std::move(a));
-    return static_cast<int>(attrs_.size()) - 1;
+    attr_n_ = n_;
+    return attribute_handle<T>(static_cast<int>(attrs_.size()) - 1);
   }
-  /// Attribute k in sorted order (backend pointer, writable).
+  /// Same as attach(), from a host vector of exactly size() elements.
   template <class T>
-  T* attribute(int k) {
-    check_attr<T>(k);
-    return reinterpret_cast<T*>(attrs_[k].data.data());
+  Attribute<T> attach(const std::vector<T>& host_values) {
+    expect_built("attach");
+    CELLINT_EXPECTS(host_values.size() == static_cast<std::size_t>(n_), "cellint::CellGrid::attach: ",
+                    host_values.size(), " values for ", n_, " particles; give one value per particle");
+    return attach(host_values.data());
   }
-  /// Attribute k in sorted order (backend pointer).
+  /// The handle of the k-th attribute attached (counting from 0), of element type T.
+  /// @throws InvalidArgument when there is no attribute k or its type is not T
   template <class T>
-  const T* attribute(int k) const {
-    check_attr<T>(k);
-    return reinterpret_cast<const T*>(attrs_[k].data.data());
+  Attribute<T> attribute_handle(int k) const {
+    CELLINT_EXPECTS(k >= 0 && k < static_cast<int>(attrs_.size()), "cellint::CellGrid::attribute_handle: no "
+                    "attribute ", k, " (", attrs_.size(), " attached)");
+    CELLINT_EXPECTS(attrs_[k].type == detail::attribute_type_hash<T>(), "cellint::CellGrid::attribute_handle: "
+                    "attribute ", k, " holds ", attrs_[k].type_name, ", not ", typeid(T).name());
+    Attribute<T> h;
+    h.index = k;
+    h.grid = serial_;
+    h.generation = generation_;
+    h.type = attrs_[k].type;
+    return h;
+  }
+  /// The attribute of handle `h` in sorted order (backend pointer, writable).
+  /// @throws InvalidArgument for an unset handle, one of another grid, or one a build() dropped
+  template <class T>
+  T* attribute(const Attribute<T>& h) {
+    check_handle(h.index, h.grid, h.generation, h.type, "attribute");
+    return reinterpret_cast<T*>(attrs_[h.index].data.data());
+  }
+  /// The attribute of handle `h` in sorted order (backend pointer).
+  template <class T>
+  const T* attribute(const Attribute<T>& h) const {
+    check_handle(h.index, h.grid, h.generation, h.type, "attribute");
+    return reinterpret_cast<const T*>(attrs_[h.index].data.data());
+  }
+  /// Checks every Attribute handle held inside `f` (found by the handles' signature) against
+  /// this grid; interact() calls it before running any kernel.
+  /// @throws InvalidArgument naming the handle's problem
+  template <class F>
+  void check_functor_attributes(const F& f) const {
+    static_assert(std::is_trivially_copyable<F>::value, "cellint: the pair functor must be trivially copyable");
+    constexpr std::size_t hs = sizeof(Attribute<int>);
+    if constexpr (sizeof(F) >= hs) {
+      unsigned char bytes[sizeof(F)];
+      std::memcpy(bytes, &f, sizeof(F));
+      for (std::size_t off = 0; off + hs <= sizeof(F); off += alignof(Attribute<int>)) {
+        std::uint32_t w[6];
+        std::memcpy(w, bytes + off, sizeof(w));
+        if (w[0] != detail::attribute_signature0 || w[1] != detail::attribute_signature1) continue;
+        std::int32_t index;
+        std::memcpy(&index, &w[2], sizeof(index));
+        check_handle(index, w[3], w[4], w[5], "interact", off);
+      }
+    }
   }
 
-  /// Copies per-particle values from sorted order (backend array) to the user's original order (host).
+  /// Copies per-particle values from sorted order (backend array of at least size() elements;
+  /// unchecked: prefer the Buffer and vector overloads) to the user's original order (host array
+  /// of size() elements, unchecked).
   template <class T>
   void to_user_order(const T* sorted_backend, T* user_host) const {
+    expect_built("to_user_order");
     if (!n_) return;
     Buffer<Backend, T> tmp(n_);
     detail::parallel_for<Backend>(n_, detail::ScatterKernel<T>{sorted_backend, id_.data(), tmp.data()}, stream_);
     tmp.download(user_host, stream_);
   }
-  /// Returns a host vector in the user's original order from a sorted backend array.
+  /// Returns a host vector in the user's original order from a sorted backend array (at least
+  /// size() elements, unchecked).
   template <class T>
   std::vector<T> to_user_order(const T* sorted_backend) const {
+    expect_built("to_user_order");
     std::vector<T> h(static_cast<std::size_t>(n_));
     to_user_order(sorted_backend, h.data());
     return h;
   }
-  /// Copies per-particle values from the user's original order (host) into sorted order (backend).
+  /// Returns a host vector in the user's original order from a sorted Buffer (size checked).
+  template <class T>
+  std::vector<T> to_user_order(const Buffer<Backend, T>& sorted) const {
+    expect_size(sorted.size(), "to_user_order", "the sorted buffer");
+    return to_user_order(sorted.data());
+  }
+  /// Same, from a host vector in sorted order (backends with host memory; size checked).
+  template <class T>
+  std::vector<T> to_user_order(const std::vector<T>& sorted) const {
+    static_assert(!Backend::device_memory, "cellint::CellGrid::to_user_order(std::vector): this backend's "
+                  "results live in device memory; pass a Buffer or a device pointer");
+    expect_size(sorted.size(), "to_user_order", "the sorted vector");
+    return to_user_order(sorted.data());
+  }
+  /// Copies per-particle values from the user's original order (host array of size()
+  /// elements, unchecked) into sorted order (backend array of size() elements, unchecked).
   template <class T>
   void from_user_order(const T* user_host, T* sorted_backend) const {
+    expect_built("from_user_order");
     if (!n_) return;
     Buffer<Backend, T> tmp(n_);
     tmp.upload(user_host, stream_);
     detail::parallel_for<Backend>(n_, detail::GatherKernel<T>{tmp.data(), id_.data(), sorted_backend}, stream_);
     Backend::synchronize(stream_);
   }
+  /// Same, from a host vector of exactly size() elements into a backend array of size()
+  /// elements (unchecked: a device pointer, e.g. positions(d)).
+  template <class T>
+  void from_user_order(const std::vector<T>& user, T* sorted_backend) const {
+    expect_built("from_user_order");
+    CELLINT_EXPECTS(user.size() == static_cast<std::size_t>(n_), "cellint::CellGrid::from_user_order: ",
+                    user.size(), " values for ", n_, " particles; give one value per particle");
+    from_user_order(user.data(), sorted_backend);
+  }
+  /// Same, into a Buffer (size checked).
+  template <class T>
+  void from_user_order(const std::vector<T>& user, Buffer<Backend, T>& sorted) const {
+    expect_size(sorted.size(), "from_user_order", "the sorted buffer");
+    from_user_order(user, sorted.data());
+  }
   /// The positions along each axis in the user's original order (wrapped into the box).
   std::array<std::vector<Real>, Dim> positions_user_order() const {
+    expect_built("positions_user_order");
     std::array<std::vector<Real>, Dim> r;
     for (int d = 0; d < Dim; ++d) r[d] = to_user_order(pos_[d].data());
     return r;
@@ -196,22 +352,81 @@ class CellGrid {
   }
 
  private:
-  struct Attribute {
+  struct AttributeSlot {
     std::size_t elem = 0;
+    std::uint32_t type = 0;
+    const char* type_name = "";
     void (*gather)(void*, const void*, const Index*, Index, Stream) = nullptr;
+    void (*scatter)(void*, const void*, const Index*, Index, Stream) = nullptr;
     Buffer<Backend, unsigned char> data, alt;
   };
 
-  template <class T>
-  void check_attr(int k) const {
-    CELLINT_EXPECTS(k >= 0 && k < static_cast<int>(attrs_.size()), "cellint::CellGrid::attribute: no attribute ", k);
-    CELLINT_EXPECTS(attrs_[k].elem == sizeof(T), "cellint::CellGrid::attribute: attribute ", k, " has elements of ",
-                    attrs_[k].elem, " bytes, asked for ", sizeof(T));
+  void expect_built(const char* who) const {
+    CELLINT_EXPECTS(built_, "cellint::CellGrid::", who, ": the grid holds no binned particles; call build() "
+                    "first", (ever_built_ ? " (the last build() or rebuild() threw)" : ""));
+  }
+  void expect_size(std::size_t have, const char* who, const char* what) const {
+    expect_built(who);
+    CELLINT_EXPECTS(have >= static_cast<std::size_t>(n_), "cellint::CellGrid::", who, ": ", what, " holds ", have,
+                    " elements, the grid has ", n_, " particles; size it to grid.size()");
+  }
+  template <class Count>
+  static Index checked_count(Count n, const char* who) {
+    if constexpr (std::is_signed<Count>::value)
+      CELLINT_EXPECTS(n >= 0, "cellint::CellGrid::", who, ": particle count must be >= 0, got ", +n);
+    CELLINT_EXPECTS(static_cast<std::uintmax_t>(n) <= static_cast<std::uintmax_t>(max_size()), "cellint::CellGrid::",
+                    who, ": ", +n, " particles exceed the largest count a grid holds, ", max_size(),
+                    " (particle indices are 32-bit); split the particles over several grids");
+    return static_cast<Index>(n);
+  }
+  void check_handle(std::int32_t index, std::uint32_t grid, std::uint32_t generation, std::uint32_t type,
+                    const char* who, std::size_t offset = ~std::size_t(0)) const {
+    const std::string where = offset == ~std::size_t(0)
+                                  ? std::string("cellint::CellGrid::") + who + ": the Attribute handle"
+                                  : detail::cat("cellint::", who, ": the functor's Attribute handle at byte ", offset);
+    CELLINT_EXPECTS(index >= 0, where, " is unset; set it to the value grid.attach<T>(...) returned");
+    CELLINT_EXPECTS(grid == serial_, where, " (attribute ", index, ") was attached to another grid; attach "
+                    "the attribute to this grid and use the handle it returns");
+    CELLINT_EXPECTS(generation == generation_ && index < static_cast<std::int32_t>(attrs_.size()), where,
+                    " (attribute ", index, ") was dropped by a build() with another particle count; attach "
+                    "it again after build()");
+    CELLINT_EXPECTS(type == attrs_[index].type, where, " (attribute ", index, ") does not match the attached "
+                    "type ", attrs_[index].type_name);
+  }
+  void drop_attributes() {
+    attrs_.clear();
+    ++generation_;
+  }
+
+  // build(): positions into pos_alt_, then bin. Attributes follow by user index (see the class
+  // comment): before binning they are brought back to the user's order, then bin() permutes
+  // them like the positions.
+  void load_and_bin(const std::array<const Real*, Dim>& xyz, Index n, CopyKind kind) {
+    if (!attrs_.empty() && attr_n_ != n) drop_attributes();
+    if (!attrs_.empty() && !attrs_user_order_) {
+      // sorted by id_ -> user order (id_ is valid here: see the exception guarantees)
+      for (auto& a : attrs_) a.scatter(a.alt.data(), a.data.data(), id_.data(), attr_n_, stream_);
+      for (auto& a : attrs_) std::swap(a.data, a.alt);
+      attrs_user_order_ = true;
+    }
+    built_ = false;
+    n_ = 0;
+    resize_particles(n);
+    for (int d = 0; d < Dim; ++d)
+      if (n) Backend::copy(pos_alt_[d].data(), xyz[d], sizeof(Real) * n, kind, stream_);
+    n_ = n;
+    try {
+      bin(false);
+    } catch (...) {
+      n_ = 0;
+      throw;
+    }
+    attrs_user_order_ = false;
+    attr_n_ = n;
+    built_ = ever_built_ = true;
   }
 
   void resize_particles(Index n) {
-    n_ = n;
-    built_ = true;
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
     for (int d = 0; d < Dim; ++d) {
       pos_[d].resize(m);
@@ -286,14 +501,15 @@ class CellGrid {
         }
         detail::parallel_for<Backend>(n, k, stream_);
       }
-      for (auto& a : attrs_) {
-        std::swap(a.data, a.alt);
-        a.gather(a.data.data(), a.alt.data(), src_.data(), n, stream_);
-      }
+      // into alt first, swapped in only when every attribute is done
+      for (auto& a : attrs_) a.gather(a.alt.data(), a.data.data(), src_.data(), n, stream_);
     }
     std::uint32_t h[2];
     scalars_.download(h, stream_);
+    if (n)
+      for (auto& a : attrs_) std::swap(a.data, a.alt);
     max_per_cell_ = static_cast<Index>(h[1]);
+    built_ = true;
   }
 
   static int key_bits(Index nc) {
@@ -330,11 +546,16 @@ class CellGrid {
   Stream stream_;
   Index n_ = 0;
   Index max_per_cell_ = 0;
-  bool built_ = false;
+  bool built_ = false;       ///< binned particles are consistent (see expect_built)
+  bool ever_built_ = false;  ///< a build() succeeded once (for the message)
+  std::uint32_t serial_ = detail::next_grid_serial();  ///< names this grid in Attribute handles
+  std::uint32_t generation_ = 1;  ///< incremented when a build() drops the attributes
+  Index attr_n_ = 0;              ///< elements per attribute
+  bool attrs_user_order_ = false; ///< attributes are in the user's order (between the two halves of a build())
   std::array<Buffer<Backend, Real>, Dim> pos_, pos_alt_;
   Buffer<Backend, Index> id_, id_alt_, src_;
   Buffer<Backend, std::uint32_t> start_, count_, cell_of_, rank_, scalars_;
-  std::vector<Attribute> attrs_;
+  std::vector<AttributeSlot> attrs_;
 };
 
 }  // namespace cellint

@@ -2,6 +2,7 @@
 /// @file
 /// The view of a CellGrid that kernels and functors see: raw pointers plus geometry.
 
+#include <cstdint>
 #include <type_traits>
 
 #include "cellint/core/grid_geometry.hpp"
@@ -10,6 +11,32 @@ namespace cellint {
 
 /// Maximum number of attributes that can be attached to one CellGrid.
 inline constexpr int max_attributes = 8;
+
+namespace detail {
+/// The two words every Attribute handle starts with: interact() finds the handles a functor
+/// holds by this signature and checks them against the grid (see check_attribute_handles).
+inline constexpr std::uint32_t attribute_signature0 = 0xCE11A77Bu;  ///< first word
+inline constexpr std::uint32_t attribute_signature1 = 0x5A1D0E42u;  ///< second word
+}  // namespace detail
+
+/// Typed handle of an attribute attached to a CellGrid, returned by CellGrid::attach<T>().
+///
+/// Functors keep it by value and read the sorted array with `view.attribute(handle)`, which
+/// returns `const T*`: reading an attribute as another type does not compile. A default-
+/// constructed handle is unset; interact() and CellGrid::attribute() reject an unset handle, a
+/// handle of another grid, and one whose attribute a later build() dropped, with a message that
+/// says which.
+template <class T>
+struct Attribute {
+  using value_type = T;  ///< element type
+  std::uint32_t signature[2] = {detail::attribute_signature0, detail::attribute_signature1};  ///< fixed
+  std::int32_t index = -1;        ///< slot in the grid (-1: unset)
+  std::uint32_t grid = 0;         ///< serial number of the grid that attached it (0: none)
+  std::uint32_t generation = 0;   ///< the grid's attribute generation when attached
+  std::uint32_t type = 0;         ///< hash of T's name and size
+  /// Whether the handle was set by attach() (it may still belong to another grid).
+  CELLINT_HD bool is_set() const { return index >= 0; }
+};
 
 /// Trivially copyable view of a binned grid, passed by value to kernels and to `F::load`.
 /// All pointers are backend pointers in sorted order (slot i is the i-th particle after binning).
@@ -29,10 +56,11 @@ struct GridView {
     for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
     return x;
   }
-  /// Attached attribute `k` as an array of `T` (as attached, sorted order).
+  /// The attribute of handle `h` as an array of `T` (sorted order). The handle is checked by
+  /// interact() before any kernel runs, not here.
   template <class T>
-  CELLINT_HD const T* attribute(int k) const {
-    return static_cast<const T*>(attr[k]);
+  CELLINT_HD const T* attribute(const Attribute<T>& h) const {
+    return static_cast<const T*>(attr[h.index]);
   }
   /// Cell of particle `i`'s position.
   CELLINT_HD Index cell_of(const Vec<Real, Dim>& x) const {
@@ -43,5 +71,8 @@ struct GridView {
 };
 
 static_assert(std::is_trivially_copyable<GridView<float, 3>>::value, "GridView must be trivially copyable");
+static_assert(std::is_trivially_copyable<Attribute<double>>::value && std::is_standard_layout<Attribute<double>>::value &&
+                  sizeof(Attribute<double>) == 24 && alignof(Attribute<double>) == 4,
+              "Attribute: the layout CellGrid::check_functor_attributes scans for");
 
 }  // namespace cellint
