@@ -52,8 +52,8 @@ if [ "${SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 "$BUILD/tests/cellint_cuda_tests" "[sanitize]" \
       >"$LOG/sanitize_$tool.log" 2>&1
-    echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$LOG/sanitize_$tool.log") clean summaries)"
-    grep -m3 "ERROR SUMMARY" "$LOG/sanitize_$tool.log"
+    echo "compute-sanitizer $tool: exit $? ($(grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards' "$LOG/sanitize_$tool.log") clean summaries)"
+    grep -m3 -E "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/sanitize_$tool.log"
   done
 fi
 exit $rc

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// The interaction benchmark, written once for every backend (paper section 7; DESIGN.md 8).
+/// The interaction benchmark, written once for every backend (paper section 7; docs/benchmarks.md).
 ///
 /// For each configuration (d^Dim cells of width = cutoff = 1 in an open cube, `ppc` particles per
 /// cell on average, uniform positions):

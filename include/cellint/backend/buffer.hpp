@@ -20,7 +20,9 @@ class Buffer {
   explicit Buffer(std::size_t n) { resize(n); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  /// Takes over `o`'s memory; `o` is left empty.
   Buffer(Buffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), cap_(std::exchange(o.cap_, 0)) {}
+  /// Frees this buffer's memory and takes over `o`'s; `o` is left empty.
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();

@@ -17,7 +17,9 @@
 #  define CELLINT_DEVICE __device__
 #  define CELLINT_GPU_COMPILER 1
 #else
+/// Marks a function callable from host and device code (empty for host-only compilers).
 #  define CELLINT_HD
+/// Marks a device-only function (empty for host-only compilers).
 #  define CELLINT_DEVICE
 #endif
 

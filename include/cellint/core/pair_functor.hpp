@@ -84,8 +84,8 @@ struct FunctorTraits {
                 "by value; no std::vector, no virtual functions)");
   static_assert(detail::has_accum<F>::value,
                 "cellint: the pair functor must declare `using Accum = ...;` (the per-target accumulator)");
-  using Accum = typename F::Accum;
-  using Payload = typename detail::payload_of<F>::type;
+  using Accum = typename F::Accum;                        ///< the functor's accumulator, F::Accum
+  using Payload = typename detail::payload_of<F>::type;  ///< F::Payload, or NoPayload if F declares none
   static_assert(std::is_trivially_copyable<Accum>::value, "cellint: F::Accum must be trivially copyable");
   static_assert(std::is_trivially_copyable<Payload>::value, "cellint: F::Payload must be trivially copyable");
   static_assert(detail::has_pair<F, Real, Dim>::value,

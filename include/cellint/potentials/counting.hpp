@@ -10,7 +10,7 @@ namespace cellint {
 template <class Real, int Dim>
 struct NeighborCount {
   using Accum = unsigned;  ///< number of neighbours
-  static constexpr int flops = 0;
+  static constexpr int flops = 0;  ///< no floating-point work per pair
   /// Counts the pair.
   CELLINT_HD void operator()(unsigned& n, const NoPayload&, const NoPayload&, const Vec<Real, Dim>&, Real) const { ++n; }
   /// Counts the pair for both particles.

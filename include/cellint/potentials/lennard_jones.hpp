@@ -95,7 +95,7 @@ struct LennardJones {
 template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
 struct LennardJonesPaper {
   using Accum = Acc;                ///< potential energy of the particle
-  static constexpr bool cutoff_test = false;
+  static constexpr bool cutoff_test = false;  ///< no cutoff test: every pair of the 3^Dim neighbour cells counts
   static constexpr int flops = 21;  ///< the paper's count (sqrt counted as 1)
   Real epsilon = 1;                 ///< well depth
   Real sigma2 = 1;                  ///< sigma squared

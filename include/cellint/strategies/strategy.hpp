@@ -43,19 +43,55 @@ inline const char* to_string(StrategyKind k) {
   return "?";
 }
 
-/// Strategy tag types. Pass one as the template argument of interact().
-struct ParPartNoLoop { static constexpr StrategyKind kind = StrategyKind::ParPartNoLoop; };  ///< paper 4.1
-struct ParPartLoop { static constexpr StrategyKind kind = StrategyKind::ParPartLoop; };      ///< paper 4.2
-struct ParCell { static constexpr StrategyKind kind = StrategyKind::ParCell; };              ///< paper 4.3
-struct ParCellSM { static constexpr StrategyKind kind = StrategyKind::ParCellSM; };          ///< paper 4.4
-struct AllInSM { static constexpr StrategyKind kind = StrategyKind::AllInSM; };              ///< paper 5.1
-struct XPencil { static constexpr StrategyKind kind = StrategyKind::XPencil; };              ///< paper 5.2
-struct XPencilReg { static constexpr StrategyKind kind = StrategyKind::XPencilReg; };        ///< paper 5.3
-struct CellLoop { static constexpr StrategyKind kind = StrategyKind::CellLoop; };            ///< CPU cell loop
-struct CellLoopHalf { static constexpr StrategyKind kind = StrategyKind::CellLoopHalf; };    ///< CPU half shell
-struct BruteForce { static constexpr StrategyKind kind = StrategyKind::BruteForce; };        ///< CPU O(N^2)
-struct XPencilTile { static constexpr StrategyKind kind = StrategyKind::XPencilTile; };      ///< X-pencil, warp tiles
-struct Auto { static constexpr StrategyKind kind = StrategyKind::Auto; };                    ///< autotuned
+// Strategy tag types. Pass one as the template argument of interact(); `kind` is the tag's StrategyKind.
+/// Par-Part-NoLoop strategy tag (paper 4.1).
+struct ParPartNoLoop {
+  static constexpr StrategyKind kind = StrategyKind::ParPartNoLoop;  ///< this tag's StrategyKind
+};
+/// Par-Part-Loop strategy tag (paper 4.2).
+struct ParPartLoop {
+  static constexpr StrategyKind kind = StrategyKind::ParPartLoop;  ///< this tag's StrategyKind
+};
+/// Par-Cell strategy tag (paper 4.3).
+struct ParCell {
+  static constexpr StrategyKind kind = StrategyKind::ParCell;  ///< this tag's StrategyKind
+};
+/// Par-Cell-SM strategy tag (paper 4.4).
+struct ParCellSM {
+  static constexpr StrategyKind kind = StrategyKind::ParCellSM;  ///< this tag's StrategyKind
+};
+/// All-in-SM strategy tag (paper 5.1).
+struct AllInSM {
+  static constexpr StrategyKind kind = StrategyKind::AllInSM;  ///< this tag's StrategyKind
+};
+/// X-pencil strategy tag (paper 5.2).
+struct XPencil {
+  static constexpr StrategyKind kind = StrategyKind::XPencil;  ///< this tag's StrategyKind
+};
+/// X-pencil-reg strategy tag (paper 5.3).
+struct XPencilReg {
+  static constexpr StrategyKind kind = StrategyKind::XPencilReg;  ///< this tag's StrategyKind
+};
+/// CellLoop strategy tag (CPU cell loop).
+struct CellLoop {
+  static constexpr StrategyKind kind = StrategyKind::CellLoop;  ///< this tag's StrategyKind
+};
+/// CellLoopHalf strategy tag (CPU half shell).
+struct CellLoopHalf {
+  static constexpr StrategyKind kind = StrategyKind::CellLoopHalf;  ///< this tag's StrategyKind
+};
+/// BruteForce strategy tag (CPU O(N^2)).
+struct BruteForce {
+  static constexpr StrategyKind kind = StrategyKind::BruteForce;  ///< this tag's StrategyKind
+};
+/// X-pencil-tile strategy tag (X-pencil, warp tiles).
+struct XPencilTile {
+  static constexpr StrategyKind kind = StrategyKind::XPencilTile;  ///< this tag's StrategyKind
+};
+/// Auto strategy tag (autotuned).
+struct Auto {
+  static constexpr StrategyKind kind = StrategyKind::Auto;  ///< this tag's StrategyKind
+};
 
 /// Tuning knobs shared by the strategies; 0 means "the strategy's rule decides" (paper 7.1).
 struct Tuning {
