@@ -2,8 +2,8 @@
 /// @file
 /// The Emulated backend: runs the GPU block kernels unchanged on the CPU.
 ///
-/// Every block of a launch runs on one OS thread (blocks are spread over OpenMP threads when the
-/// translation unit is compiled with OpenMP), and every thread of a block is a cooperative fiber
+/// Every block of a launch runs on one OS thread (blocks are spread over the Host backend's loop
+/// threads, see backend/host.hpp, when the translation unit is compiled with OpenMP), and every thread of a block is a cooperative fiber
 /// with its own stack. `sync()` is a real barrier, each block has its own dynamic shared memory,
 /// filled with garbage (0xCD bytes) at the start, and atomics are real atomics. Between two
 /// barriers the fibers of a block run in a seeded random order, so a kernel that reads another
@@ -45,8 +45,8 @@ struct EmulatedOptions {
   /// Seed of the shuffled orders; the order of block `b` after barrier `k` depends only on
   /// (seed, b, k), so runs are reproducible.
   std::uint64_t seed = 12345;
-  /// Run the blocks of a launch in parallel over OpenMP threads (when compiled with OpenMP and
-  /// the launch has at least 4096 threads in all; smaller launches run serially).
+  /// Run the blocks of a launch in parallel over the Host backend's loop threads (when compiled
+  /// with OpenMP and the launch has at least 4096 threads in all; smaller launches run serially).
   bool parallel_blocks = true;
   /// Fill each block's dynamic shared memory with 0xCD bytes before the block starts, so that
   /// reading shared memory that the block did not write yields garbage.

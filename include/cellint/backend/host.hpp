@@ -130,6 +130,22 @@ inline int host_threads_for(long long work, long long per_thread) {
 #endif
 }
 
+/// Whether this thread is one of the pool's helpers (set once per helper thread).
+inline bool& host_in_helper() {
+  static thread_local bool flag = false;
+  return flag;
+}
+
+/// Whether a loop started now runs inside another parallel loop (on a pool helper, or inside an
+/// OpenMP parallel region), where other threads may be running loops too.
+inline bool host_loop_nested() {
+#if defined(_OPENMP)
+  return host_in_helper() || omp_in_parallel();
+#else
+  return false;
+#endif
+}
+
 #if defined(_OPENMP)
 /// Spin for host_spin_ns, then sleep on `cv` until done() holds. Whoever makes done() true
 /// changes an atomic (seq_cst) and then calls host_notify() with the same mutex, cv and count.
@@ -249,10 +265,7 @@ class HostPool {
     job_.store(nullptr, std::memory_order_relaxed);
   }
 
-  static bool& in_helper() {
-    static thread_local bool flag = false;
-    return flag;
-  }
+  static bool& in_helper() { return host_in_helper(); }
 
   // takes chunks until none is left; returns how many it ran
   Index work(Job& job) {

@@ -52,8 +52,13 @@ void parallel_for(Index n, const Body& body, typename Backend::Stream s = {}, lo
     const long long total = static_cast<long long>(n) * (work > 0 ? work : 1);
     const int threads = host_threads_for(total, host_min_work);
     if (threads <= 1) {
-      HostSerialAtomics a;  // one thread: plain read-modify-write
-      for (Index i = 0; i < n; ++i) body(a, i);
+      if (host_loop_nested()) {  // other threads may run loops that update the same memory
+        HostAtomics a;
+        for (Index i = 0; i < n; ++i) body(a, i);
+      } else {
+        HostSerialAtomics a;  // the only loop running: plain read-modify-write
+        for (Index i = 0; i < n; ++i) body(a, i);
+      }
       return;
     }
     // chunks of at most host_min_work operations, at least 4 per thread: a thread that another

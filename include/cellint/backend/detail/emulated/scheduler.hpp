@@ -31,12 +31,9 @@
 #include <vector>
 
 #include "cellint/backend/detail/emulated/context.hpp"
+#include "cellint/backend/host.hpp"
 #include "cellint/backend/traits.hpp"
 #include "cellint/core/error.hpp"
-
-#if defined(_OPENMP)
-#  include <omp.h>
-#endif
 
 namespace cellint::detail::emulated {
 inline namespace CELLINT_DETAIL_EMU_ABI {
@@ -438,18 +435,12 @@ inline void run_grid(const LaunchConfig& c) {
       stop.store(true, std::memory_order_relaxed);
     }
   };
-#if defined(_OPENMP)
+  // Blocks are shared like the Host backend's loops (backend/host.hpp): the calling thread and
+  // the pool's helpers take one block at a time, and a helper that another process keeps off
+  // its core holds up no one but its own block.
   const bool worth_it = c.grid > 1 && std::size_t(c.grid) * c.block >= parallel_min_threads;
-  if (c.parallel_blocks && worth_it && !omp_in_parallel() && omp_get_max_threads() > 1) {
-    const long grid = static_cast<long>(c.grid);
-#  pragma omp parallel for schedule(dynamic, 1)
-    for (long b = 0; b < grid; ++b) one(static_cast<unsigned>(b));
-  } else {
-    for (unsigned b = 0; b < c.grid; ++b) one(b);
-  }
-#else
-  for (unsigned b = 0; b < c.grid; ++b) one(b);
-#endif
+  const int threads = c.parallel_blocks && worth_it ? host_threads_for(static_cast<long long>(c.grid), 1) : 1;
+  host_loop(static_cast<Index>(c.grid), 1, threads, [&](Index b) { one(static_cast<unsigned>(b)); });
   if (first) std::rethrow_exception(first);
 }
 
