@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -148,20 +149,10 @@ void resolve_strategies(Session& s) {
       for (StrategyKind k : strategies_for<B>()) add(k);
       continue;
     }
-    bool found = false;
-    for (int i = 0; i <= static_cast<int>(StrategyKind::Auto); ++i) {
-      const auto k = static_cast<StrategyKind>(i);
-      if (name == to_string(k)) {
-        add(k);
-        found = true;
-      }
-    }
-    if (!found) {
-      std::string known;
-      for (int i = 0; i <= static_cast<int>(StrategyKind::Auto); ++i)
-        known += std::string(i ? ", " : "") + to_string(static_cast<StrategyKind>(i));
-      throw std::invalid_argument("--strategy: unknown strategy '" + name + "' (known: " + known + ", all)");
-    }
+    const std::optional<StrategyKind> k = strategy_from_name(name);
+    if (!k)
+      throw std::invalid_argument("--strategy: unknown strategy '" + name + "' (known: " + strategy_names() + ", all)");
+    add(*k);
   }
   s.kinds = {baseline};
   s.requested = {std::find(asked.begin(), asked.end(), baseline) != asked.end()};

@@ -290,13 +290,8 @@ struct MovedTooFar {
 /// Reads a strategy name ("auto", "x-pencil", "cell-loop-half", ...).
 /// @throws std::invalid_argument listing the valid names
 inline cellint::StrategyKind parse_strategy(const std::string& s) {
-  std::string names;
-  for (int k = 0; k <= static_cast<int>(cellint::StrategyKind::Auto); ++k) {
-    const auto kind = static_cast<cellint::StrategyKind>(k);
-    if (s == cellint::to_string(kind)) return kind;
-    names += std::string(k ? ", " : "") + cellint::to_string(kind);
-  }
-  throw std::invalid_argument("unknown strategy '" + s + "' (one of: " + names + ")");
+  if (const auto k = cellint::strategy_from_name(s)) return *k;
+  throw std::invalid_argument("unknown strategy '" + s + "' (one of: " + cellint::strategy_names() + ")");
 }
 
 /// An LJ system of `Real` positions (float or double) and `Acc` velocities, forces and energy

@@ -121,13 +121,8 @@ inline KernelKind parse_kernel(const std::string& s) {
 
 /// Reads a strategy name ("auto", "x-pencil", "cell-loop-half", ...).
 inline cellint::StrategyKind parse_strategy(const std::string& s) {
-  std::string names;
-  for (int k = 0; k <= static_cast<int>(cellint::StrategyKind::Auto); ++k) {
-    const auto kind = static_cast<cellint::StrategyKind>(k);
-    if (s == cellint::to_string(kind)) return kind;
-    names += std::string(k ? ", " : "") + cellint::to_string(kind);
-  }
-  throw std::invalid_argument("unknown strategy '" + s + "' (one of: " + names + ")");
+  if (const auto k = cellint::strategy_from_name(s)) return *k;
+  throw std::invalid_argument("unknown strategy '" + s + "' (one of: " + cellint::strategy_names() + ")");
 }
 
 // ---- experimental data --------------------------------------------------------------------------

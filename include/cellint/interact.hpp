@@ -9,6 +9,7 @@
 #include "cellint/strategies/cell_loop.hpp"
 #include "cellint/strategies/par_cell.hpp"
 #include "cellint/strategies/par_part.hpp"
+#include "cellint/strategies/registry.hpp"
 #include "cellint/strategies/strategy.hpp"
 #include "cellint/strategies/x_pencil.hpp"
 #include "cellint/strategies/x_pencil_reg.hpp"
@@ -24,40 +25,7 @@ void check_call(const CellGrid<B, R, D>& grid, const F& f, const char* who) {
   CELLINT_EXPECTS(grid.built(), "cellint::", who, ": the grid holds no binned particles; call grid.build() first");
   grid.check_functor_attributes(f);
 }
-/// The one place that maps a run-time StrategyKind to the compile-time strategy.
-template <class Op>
-decltype(auto) dispatch(StrategyKind k, Op&& op) {
-  switch (k) {
-    case StrategyKind::ParPartNoLoop: return op(ParPartNoLoop{});
-    case StrategyKind::ParPartLoop: return op(ParPartLoop{});
-    case StrategyKind::ParCell: return op(ParCell{});
-    case StrategyKind::ParCellSM: return op(ParCellSM{});
-    case StrategyKind::AllInSM: return op(AllInSM{});
-    case StrategyKind::XPencil: return op(XPencil{});
-    case StrategyKind::XPencilReg: return op(XPencilReg{});
-    case StrategyKind::XPencilTile: return op(XPencilTile{});
-    case StrategyKind::CellLoop: return op(CellLoop{});
-    case StrategyKind::CellLoopHalf: return op(CellLoopHalf{});
-    case StrategyKind::BruteForce: return op(BruteForce{});
-    case StrategyKind::Auto: break;
-  }
-  throw InvalidArgument("cellint: Auto cannot be dispatched directly");
-}
 }  // namespace detail
-
-/// The strategies that can exist on backend B (GPU-like backends also run the CPU strategies
-/// when their memory is host memory, as on Emulated).
-template <class B>
-std::vector<StrategyKind> strategies_for() {
-  std::vector<StrategyKind> r;
-  if (B::is_gpu_like)
-    r = {StrategyKind::ParPartNoLoop, StrategyKind::ParPartLoop, StrategyKind::ParCell, StrategyKind::ParCellSM,
-         StrategyKind::AllInSM,       StrategyKind::XPencil,     StrategyKind::XPencilReg,
-         StrategyKind::XPencilTile};
-  else
-    r = {StrategyKind::CellLoop, StrategyKind::CellLoopHalf};
-  return r;
-}
 
 /// Whether strategy `k` can run `f` on `grid` with tuning `t`, and why not.
 template <class B, class R, int D, class F>

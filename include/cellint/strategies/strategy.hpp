@@ -24,89 +24,108 @@ enum class StrategyKind {
   Auto            ///< time the eligible strategies once, cache and use the fastest
 };
 
-/// Readable name of a strategy (for logs and benchmark output).
-inline const char* to_string(StrategyKind k) {
-  switch (k) {
-    case StrategyKind::ParPartNoLoop: return "par-part-noloop";
-    case StrategyKind::ParPartLoop: return "par-part-loop";
-    case StrategyKind::ParCell: return "par-cell";
-    case StrategyKind::ParCellSM: return "par-cell-sm";
-    case StrategyKind::AllInSM: return "all-in-sm";
-    case StrategyKind::XPencil: return "x-pencil";
-    case StrategyKind::XPencilReg: return "x-pencil-reg";
-    case StrategyKind::CellLoop: return "cell-loop";
-    case StrategyKind::CellLoopHalf: return "cell-loop-half";
-    case StrategyKind::BruteForce: return "brute-force";
-    case StrategyKind::XPencilTile: return "x-pencil-tile";
-    case StrategyKind::Auto: return "auto";
-  }
-  return "?";
-}
-
-// Strategy tag types. Pass one as the template argument of interact(); `kind` is the tag's StrategyKind.
+// Strategy tag types. Pass one as the template argument of interact(). Each tag carries its
+// StrategyKind (`kind`), its name (`name`, what to_string() returns and strategy_from_name()
+// reads), whether it runs on GPU-like backends (`gpu_like`; false: a CPU strategy) and whether
+// Auto times it (`auto_candidate`). The registry (strategies/registry.hpp) lists them.
 /// Par-Part-NoLoop strategy tag (paper 4.1).
 struct ParPartNoLoop {
   static constexpr StrategyKind kind = StrategyKind::ParPartNoLoop;  ///< this tag's StrategyKind
+  static constexpr const char* name = "par-part-noloop";             ///< this tag's name
+  static constexpr bool gpu_like = true;                             ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                       ///< timed by Auto
 };
 /// Par-Part-Loop strategy tag (paper 4.2).
 struct ParPartLoop {
   static constexpr StrategyKind kind = StrategyKind::ParPartLoop;  ///< this tag's StrategyKind
+  static constexpr const char* name = "par-part-loop";             ///< this tag's name
+  static constexpr bool gpu_like = true;                           ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                     ///< timed by Auto
 };
 /// Par-Cell strategy tag (paper 4.3).
 struct ParCell {
   static constexpr StrategyKind kind = StrategyKind::ParCell;  ///< this tag's StrategyKind
+  static constexpr const char* name = "par-cell";              ///< this tag's name
+  static constexpr bool gpu_like = true;                       ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                 ///< timed by Auto
 };
 /// Par-Cell-SM strategy tag (paper 4.4).
 struct ParCellSM {
   static constexpr StrategyKind kind = StrategyKind::ParCellSM;  ///< this tag's StrategyKind
+  static constexpr const char* name = "par-cell-sm";             ///< this tag's name
+  static constexpr bool gpu_like = true;                         ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                   ///< timed by Auto
 };
 /// All-in-SM strategy tag (paper 5.1).
 struct AllInSM {
   static constexpr StrategyKind kind = StrategyKind::AllInSM;  ///< this tag's StrategyKind
+  static constexpr const char* name = "all-in-sm";             ///< this tag's name
+  static constexpr bool gpu_like = true;                       ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                 ///< timed by Auto
 };
 /// X-pencil strategy tag (paper 5.2).
 struct XPencil {
   static constexpr StrategyKind kind = StrategyKind::XPencil;  ///< this tag's StrategyKind
+  static constexpr const char* name = "x-pencil";              ///< this tag's name
+  static constexpr bool gpu_like = true;                       ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                 ///< timed by Auto
 };
 /// X-pencil-reg strategy tag (paper 5.3).
 struct XPencilReg {
   static constexpr StrategyKind kind = StrategyKind::XPencilReg;  ///< this tag's StrategyKind
+  static constexpr const char* name = "x-pencil-reg";             ///< this tag's name
+  static constexpr bool gpu_like = true;                          ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                    ///< timed by Auto
 };
 /// CellLoop strategy tag (CPU cell loop).
 struct CellLoop {
   static constexpr StrategyKind kind = StrategyKind::CellLoop;  ///< this tag's StrategyKind
+  static constexpr const char* name = "cell-loop";              ///< this tag's name
+  static constexpr bool gpu_like = false;                       ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                  ///< timed by Auto
 };
 /// CellLoopHalf strategy tag (CPU half shell).
 struct CellLoopHalf {
   static constexpr StrategyKind kind = StrategyKind::CellLoopHalf;  ///< this tag's StrategyKind
+  static constexpr const char* name = "cell-loop-half";             ///< this tag's name
+  static constexpr bool gpu_like = false;                           ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                      ///< timed by Auto
 };
 /// BruteForce strategy tag (CPU O(N^2)).
 struct BruteForce {
   static constexpr StrategyKind kind = StrategyKind::BruteForce;  ///< this tag's StrategyKind
+  static constexpr const char* name = "brute-force";              ///< this tag's name
+  static constexpr bool gpu_like = false;                         ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = false;                   ///< timed by Auto
 };
 /// X-pencil-tile strategy tag (X-pencil, warp tiles).
 struct XPencilTile {
   static constexpr StrategyKind kind = StrategyKind::XPencilTile;  ///< this tag's StrategyKind
+  static constexpr const char* name = "x-pencil-tile";             ///< this tag's name
+  static constexpr bool gpu_like = true;                           ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = true;                     ///< timed by Auto
 };
 /// Auto strategy tag (autotuned).
 struct Auto {
   static constexpr StrategyKind kind = StrategyKind::Auto;  ///< this tag's StrategyKind
+  static constexpr const char* name = "auto";               ///< this tag's name
 };
 
 /// Tuning knobs shared by the strategies; 0 means "the strategy's rule decides" (paper 7.1).
 struct Tuning {
-  unsigned threads = 0;          ///< threads per block (ParPart*, ParCell*: default 128)
-  unsigned blocks = 0;           ///< blocks (grid-stride strategies; default: fill the device)
-  std::size_t shared_bytes = 0;  ///< shared-memory budget per block (default: 48 KiB, or the opt-in limit where it helps)
-  unsigned sm_particles = 0;     ///< Par-Cell-SM staging buffer in particles (default 512)
-  int pencil_length = 0;         ///< X-pencil: target cells per pencil L (default from budget and M_C)
-  int subbox[3] = {0, 0, 0};     ///< All-in-SM / X-pencil-reg: target cells per block along x, y, z
+  unsigned threads = 0;  ///< threads per block (ParPart*, ParCell*: default 128)
+  unsigned blocks = 0;   ///< blocks (grid-stride strategies; default: fill the device)
+  std::size_t shared_bytes =
+      0;                      ///< shared-memory budget per block (default: 48 KiB, or the opt-in limit where it helps)
+  unsigned sm_particles = 0;  ///< Par-Cell-SM staging buffer in particles (default 512)
+  int pencil_length = 0;      ///< X-pencil: target cells per pencil L (default from budget and M_C)
+  int subbox[3] = {0, 0, 0};  ///< All-in-SM / X-pencil-reg: target cells per block along x, y, z
 };
 
 /// Whether a strategy can run on a grid and device, and why not.
 struct Support {
-  bool ok = true;       ///< can run
-  std::string reason;   ///< why not (empty when ok)
+  bool ok = true;      ///< can run
+  std::string reason;  ///< why not (empty when ok)
   /// A "yes".
   static Support yes() { return {}; }
   /// A "no" with its reason.
@@ -128,3 +147,6 @@ struct StrategyImpl;
 }  // namespace detail
 
 }  // namespace cellint
+
+// The names, the parser and dispatch, derived from the list of strategies.
+#include "cellint/strategies/registry.hpp"

@@ -67,6 +67,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -74,7 +75,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "cellint/strategies/strategy.hpp"
+#include "cellint/strategies/registry.hpp"
 
 namespace cellint {
 
@@ -198,23 +199,17 @@ class Autotuner {
     return table_;
   }
 
-  /// The strategy named `s` in a cache file: its to_string() name, or its StrategyKind number.
-  /// False (and `k` unchanged) for anything else, Auto included.
+  /// The strategy named `s` in a cache file: its name (cellint::strategy_from_name()), or its
+  /// StrategyKind number (older files). False (and `k` unchanged) for anything else, Auto included.
   static bool strategy_from_name(const std::string& s, StrategyKind& k) {
-    const int n = static_cast<int>(StrategyKind::Auto);
-    if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
-      if (s.size() > 3) return false;
-      const int v = std::atoi(s.c_str());
-      if (v >= n) return false;
-      k = static_cast<StrategyKind>(v);
-      return true;
-    }
-    for (int i = 0; i < n; ++i)
-      if (s == to_string(static_cast<StrategyKind>(i))) {
-        k = static_cast<StrategyKind>(i);
-        return true;
-      }
-    return false;
+    std::optional<StrategyKind> r;
+    if (!s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos)
+      r = static_cast<StrategyKind>(std::atoi(s.c_str()));
+    else
+      r = cellint::strategy_from_name(s);
+    if (!r || static_cast<int>(*r) >= static_cast<int>(StrategyKind::Auto)) return false;
+    k = *r;
+    return true;
   }
 
   /// The cache key of a call (functor type, precision, dimension, cells, ppc bucket, device).
