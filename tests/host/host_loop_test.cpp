@@ -84,3 +84,41 @@ TEST_CASE("parallel_for on Host visits every index once, small loops and large",
     CHECK(wrong == 0);
   }
 }
+
+#if defined(_OPENMP) && defined(__linux__)
+#  include <omp.h>
+#  include <sched.h>
+
+#  include <mutex>
+#  include <set>
+
+// Run with OMP_PROC_BIND=true OMP_PLACES=cores (tests/CMakeLists.txt does): helpers must not all
+// inherit the caller's pinned core.
+TEST_CASE("with OpenMP thread binding, helpers run on other places than the caller", "[host][host-loop][binding]") {
+  if (omp_get_proc_bind() == omp_proc_bind_false || omp_get_num_places() < 2 || omp_get_max_threads() < 2) {
+    WARN("no OpenMP binding with two places here (OMP_PROC_BIND / OMP_PLACES / OMP_NUM_THREADS): nothing to check");
+    return;
+  }
+  cpu_set_t caller;
+  CPU_ZERO(&caller);
+  REQUIRE(sched_getaffinity(0, sizeof(caller), &caller) == 0);
+  std::mutex m;
+  std::set<std::thread::id> others;
+  bool other_mask = false;
+  for (int round = 0; round < 50 && others.empty(); ++round)
+    host_loop(4096, 1, 2, [&](Index) {
+      if (!cellint::detail::host_in_helper()) return;
+      cpu_set_t mine;
+      CPU_ZERO(&mine);
+      sched_getaffinity(0, sizeof(mine), &mine);
+      std::lock_guard<std::mutex> l(m);
+      others.insert(std::this_thread::get_id());
+      if (!CPU_EQUAL(&mine, &caller)) other_mask = true;
+    });
+  if (others.empty()) {
+    WARN("no helper took a chunk in 50 loops (a busy machine): nothing to check");
+    return;
+  }
+  CHECK(other_mask);
+}
+#endif

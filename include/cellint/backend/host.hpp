@@ -20,6 +20,10 @@
 
 #if defined(_OPENMP)
 #  include <omp.h>
+#  if defined(__linux__)
+#    include <pthread.h>
+#    include <sched.h>
+#  endif
 #endif
 
 namespace cellint {
@@ -290,7 +294,7 @@ class HostPool {
   bool ensure_helpers(int helpers) {
     try {
       while (started_ < helpers) {
-        std::thread(&HostPool::helper_main, this).detach();
+        std::thread(&HostPool::helper_main, this, started_, caller_place()).detach();
         ++started_;
       }
     } catch (...) {  // std::system_error: the system refuses more threads; use those we have
@@ -298,8 +302,40 @@ class HostPool {
     return started_ > 0;
   }
 
-  void helper_main() {
+  // With OpenMP thread binding (OMP_PROC_BIND), the initial thread is pinned to its place before
+  // any loop runs, and a new thread inherits that mask: every helper would share the caller's
+  // core. Helper i is bound instead to the place after the caller's, i + 1 places on, as OpenMP
+  // binds the threads of a team.
+  // (called by the caller) its OpenMP place when threads are bound, else -1
+  static int caller_place() {
+    if (omp_get_proc_bind() == omp_proc_bind_false || omp_get_num_places() < 2) return -1;
+    const int here = omp_get_place_num();
+    return here < 0 ? 0 : here;
+  }
+  static void bind_like_openmp(int index, int caller) {
+#if defined(__linux__)
+    if (caller < 0) return;
+    const int places = omp_get_num_places();
+    if (places < 2) return;
+    const int place = (caller + 1 + index) % places;
+    const int count = omp_get_place_num_procs(place);
+    if (count <= 0) return;
+    std::vector<int> ids(static_cast<std::size_t>(count));
+    omp_get_place_proc_ids(place, ids.data());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int id : ids)
+      if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: keep the inherited mask on failure
+#else
+    (void)index;
+    (void)caller;
+#endif
+  }
+
+  void helper_main(int index, int caller) {
     in_helper() = true;
+    bind_like_openmp(index, caller);
     std::uint64_t seen = ctl_.load() >> 32;
     for (;;) {
       std::uint64_t c = 0;
