@@ -72,8 +72,8 @@ template <class Strategy = Auto, class B, class R, int D, class F>
 Report interact(const CellGrid<B, R, D>& grid, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
                 const Tuning& t = {}) {
   (void)sizeof(FunctorTraits<F, R, D>);  // readable contract errors first
-  detail::check_call(grid, f, "interact");
   if constexpr (std::is_same<Strategy, Auto>::value) {
+    detail::check_call(grid, f, "interact");  // before any tuning (interact_with checks its own calls)
     return Autotuner::instance().run(grid, f, out, t);
   } else {
     return interact_with(Strategy::kind, grid, f, out, t);
@@ -84,8 +84,7 @@ Report interact(const CellGrid<B, R, D>& grid, const F& f, typename FunctorTrait
 template <class Strategy = Auto, class B, class R, int D, class F>
 Report interact(const CellGrid<B, R, D>& grid, const F& f, Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out,
                 const Tuning& t = {}) {
-  CELLINT_EXPECTS(out.size() >= static_cast<std::size_t>(grid.size()), "cellint::interact: the output buffer holds ",
-                  out.size(), " elements, the grid has ", grid.size(), " particles; size it to grid.size()");
+  detail::expect_room(out.size(), grid.size(), "interact", "the output buffer");
   return interact<Strategy>(grid, f, out.data(), t);
 }
 
@@ -96,8 +95,7 @@ Report interact(const CellGrid<B, R, D>& grid, const F& f, std::vector<typename 
                 const Tuning& t = {}) {
   static_assert(!B::device_memory, "cellint::interact(std::vector): this backend computes in device memory; "
                 "pass a cellint::Buffer (or a device pointer)");
-  CELLINT_EXPECTS(out.size() >= static_cast<std::size_t>(grid.size()), "cellint::interact: the output vector holds ",
-                  out.size(), " elements, the grid has ", grid.size(), " particles; size it to grid.size()");
+  detail::expect_room(out.size(), grid.size(), "interact", "the output vector");
   return interact<Strategy>(grid, f, out.data(), t);
 }
 

@@ -34,6 +34,11 @@ std::uint32_t attribute_type_hash() {
   for (const char* c = typeid(T).name(); *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
   return h == 0 ? 1u : h;
 }
+/// Checks that a caller's array of `have` elements holds the `n` particles of a grid.
+inline void expect_room(std::size_t have, Index n, const char* who, const char* what) {
+  CELLINT_EXPECTS(have >= static_cast<std::size_t>(n), "cellint::", who, ": ", what, " holds ", have,
+                  " elements, the grid has ", n, " particles; size it to grid.size()");
+}
 /// out[index[s]] = in[s] for elements of type T (type-erased; the inverse of gather_bytes).
 template <class Backend, class T>
 void scatter_bytes(void* dst, const void* src, const Index* index, Index n, typename Backend::Stream s) {
@@ -141,22 +146,22 @@ class CellGrid {
     expect_built("rebuild");
     for (int d = 0; d < Dim; ++d) std::swap(pos_[d], pos_alt_[d]);
     std::swap(id_, id_alt_);
-    try {
-      bin(true);
-    } catch (...) {
-      // bin() reads pos_alt_ / id_alt_ and writes pos_ / id_ only after the positions passed
-      // the checks: swapping back restores the grid as it was.
+    // bin() reads pos_alt_ / id_alt_ and writes pos_ / id_ only after the positions passed the
+    // checks: swapping back restores the grid as it was
+    auto swap_back = [&] {
       for (int d = 0; d < Dim; ++d) std::swap(pos_[d], pos_alt_[d]);
       std::swap(id_, id_alt_);
-      try {
-        throw;
-      } catch (const InvalidArgument&) {
-        throw;  // rejected input: nothing was written
-      } catch (...) {
-        built_ = false;  // a failure part-way (GPU, memory): cells may be stale
-        n_ = 0;
-        throw;
-      }
+    };
+    try {
+      bin(true);
+    } catch (const InvalidArgument&) {  // rejected input: nothing was written
+      swap_back();
+      throw;
+    } catch (...) {  // a failure part-way (GPU, memory): cells may be stale
+      swap_back();
+      built_ = false;
+      n_ = 0;
+      throw;
     }
   }
 
@@ -235,8 +240,7 @@ class CellGrid {
     static_assert(std::is_trivially_copyable<F>::value, "cellint: the pair functor must be trivially copyable");
     constexpr std::size_t hs = sizeof(Attribute<int>);
     if constexpr (sizeof(F) >= hs) {
-      unsigned char bytes[sizeof(F)];
-      std::memcpy(bytes, &f, sizeof(F));
+      const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&f);
       for (std::size_t off = 0; off + hs <= sizeof(F); off += alignof(Attribute<int>)) {
         std::uint32_t w[6];
         std::memcpy(w, bytes + off, sizeof(w));
@@ -367,8 +371,7 @@ class CellGrid {
   }
   void expect_size(std::size_t have, const char* who, const char* what) const {
     expect_built(who);
-    CELLINT_EXPECTS(have >= static_cast<std::size_t>(n_), "cellint::CellGrid::", who, ": ", what, " holds ", have,
-                    " elements, the grid has ", n_, " particles; size it to grid.size()");
+    detail::expect_room(have, n_, who, what);
   }
   template <class Count>
   static Index checked_count(Count n, const char* who) {
@@ -379,19 +382,21 @@ class CellGrid {
                     " (particle indices are 32-bit); split the particles over several grids");
     return static_cast<Index>(n);
   }
+  // (no string is formatted unless the handle is wrong: interact() checks every handle per call)
   void check_handle(std::int32_t index, std::uint32_t grid, std::uint32_t generation, std::uint32_t type,
                     const char* who, std::size_t offset = ~std::size_t(0)) const {
+    const bool attached = generation == generation_ && index < static_cast<std::int32_t>(attrs_.size());
+    if (index >= 0 && grid == serial_ && attached && type == attrs_[index].type) return;
     const std::string where = offset == ~std::size_t(0)
                                   ? std::string("cellint::CellGrid::") + who + ": the Attribute handle"
                                   : detail::cat("cellint::", who, ": the functor's Attribute handle at byte ", offset);
     CELLINT_EXPECTS(index >= 0, where, " is unset; set it to the value grid.attach<T>(...) returned");
     CELLINT_EXPECTS(grid == serial_, where, " (attribute ", index, ") was attached to another grid; attach "
                     "the attribute to this grid and use the handle it returns");
-    CELLINT_EXPECTS(generation == generation_ && index < static_cast<std::int32_t>(attrs_.size()), where,
-                    " (attribute ", index, ") was dropped by a build() with another particle count; attach "
-                    "it again after build()");
-    CELLINT_EXPECTS(type == attrs_[index].type, where, " (attribute ", index, ") does not match the attached "
-                    "type ", attrs_[index].type_name);
+    CELLINT_EXPECTS(attached, where, " (attribute ", index, ") was dropped by a build() with another particle "
+                    "count; attach it again after build()");
+    throw InvalidArgument(detail::cat(where, " (attribute ", index, ") does not match the attached type ",
+                                      attrs_[index].type_name));
   }
   void drop_attributes() {
     attrs_.clear();

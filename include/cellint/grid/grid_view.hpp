@@ -14,7 +14,7 @@ inline constexpr int max_attributes = 8;
 
 namespace detail {
 /// The two words every Attribute handle starts with: interact() finds the handles a functor
-/// holds by this signature and checks them against the grid (see check_attribute_handles).
+/// holds by this signature and checks them against the grid (see CellGrid::check_functor_attributes).
 inline constexpr std::uint32_t attribute_signature0 = 0xCE11A77Bu;  ///< first word
 inline constexpr std::uint32_t attribute_signature1 = 0x5A1D0E42u;  ///< second word
 }  // namespace detail
