@@ -2,57 +2,6 @@
 /// @file
 /// The front door: interact<Strategy>(grid, functor, out).
 
-#include "cellint/core/pair_functor.hpp"
-#include "cellint/grid/cell_grid.hpp"
-#include "cellint/strategies/all_in_sm.hpp"
-#include "cellint/strategies/brute_force.hpp"
-#include "cellint/strategies/cell_loop.hpp"
-#include "cellint/strategies/par_cell.hpp"
-#include "cellint/strategies/par_part.hpp"
-#include "cellint/strategies/registry.hpp"
-#include "cellint/strategies/strategy.hpp"
-#include "cellint/strategies/x_pencil.hpp"
-#include "cellint/strategies/x_pencil_reg.hpp"
-#include "cellint/strategies/x_pencil_tile.hpp"
-
-namespace cellint {
-
-namespace detail {
-/// What every interaction call checks first: a built grid, and the Attribute handles that the
-/// functor holds belong to it (cheap: a scan of the functor's bytes).
-template <class B, class R, int D, class F>
-void check_call(const CellGrid<B, R, D>& grid, const F& f, const char* who) {
-  CELLINT_EXPECTS(grid.built(), "cellint::", who, ": the grid holds no binned particles; call grid.build() first");
-  grid.check_functor_attributes(f);
-}
-}  // namespace detail
-
-/// Whether strategy `k` can run `f` on `grid` with tuning `t`, and why not.
-template <class B, class R, int D, class F>
-Support supports(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f, const Tuning& t = {}) {
-  if (k == StrategyKind::Auto) return Support::yes();
-  const DeviceProperties p = B::properties();
-  return detail::dispatch(k, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::supports(grid, f, p, t); });
-}
-
-/// Runs strategy `k` (not Auto): for every particle t, out[t] = the accumulation over its
-/// neighbours within the cutoff (sorted order; see CellGrid::to_user_order). Asynchronous on
-/// GPU backends: synchronise the grid's stream before reading `out` on the host.
-/// @throws Unsupported with the strategy's reason when it cannot run on this grid/device
-template <class B, class R, int D, class F>
-Report interact_with(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f,
-                     typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
-  detail::check_call(grid, f, "interact");
-  Report rep;
-  rep.strategy = k;
-  const Support s = supports(k, grid, f, t);
-  if (!s.ok) throw Unsupported(detail::cat("cellint: strategy ", to_string(k), " cannot run: ", s.reason));
-  rep.shape = detail::dispatch(k, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::run(grid, f, out, t); });
-  return rep;
-}
-
-}  // namespace cellint
-
 #include "cellint/tune/autotuner.hpp"
 
 namespace cellint {

@@ -18,6 +18,7 @@
 #include "cellint/interact.hpp"
 #include "cellint/potentials/counting.hpp"
 #include "support/exact_check.hpp"
+#include "support/plans.hpp"
 #include "support/strategy_check.hpp"
 
 
@@ -214,8 +215,7 @@ TEST_CASE("par-cell and par-cell-sm agree exactly with par-part-noloop for paylo
 }
 
 TEST_CASE("par-cell and par-cell-sm launch shapes (paper 7.1)", CELLINT_TEST_TAG "[par-cell][par-cell-sm]") {
-  using cellint::detail::StrategyImpl;
-  cellint::Box<float, 3> box;
+    cellint::Box<float, 3> box;
   for (int d = 0; d < 3; ++d) {
     box.origin[d] = 0;
     box.lengths[d] = 5;
@@ -228,40 +228,40 @@ TEST_CASE("par-cell and par-cell-sm launch shapes (paper 7.1)", CELLINT_TEST_TAG
   p.multiprocessors = 132;
   p.shared_per_block_optin = 227 * 1024;
 
-  auto s = StrategyImpl<cellint::ParCell>::shape(grid, probe, p, Tuning{});
+  auto s = cellint::test::PlanOf<cellint::ParCell>::shape(grid, probe, p, Tuning{});
   CHECK(s.grid == 125);
   CHECK(s.block == 128);
   CHECK(s.shared_bytes == 0);
-  s = StrategyImpl<cellint::ParCellSM>::shape(grid, probe, p, Tuning{});
+  s = cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, probe, p, Tuning{});
   CHECK(s.grid == 125);
   CHECK(s.block == 128);
   CHECK(s.shared_bytes == 512 * 16);
-  CHECK(StrategyImpl<cellint::ParCellSM>::shape(grid, count, p, Tuning{}).shared_bytes == 512 * 12);
+  CHECK(cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, count, p, Tuning{}).shared_bytes == 512 * 12);
 
   Tuning t;
   t.threads = 64;
   t.blocks = 7;
   t.sm_particles = 100;
-  s = StrategyImpl<cellint::ParCellSM>::shape(grid, probe, p, t);
+  s = cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, probe, p, t);
   CHECK(s.grid == 7);
   CHECK(s.block == 64);
   CHECK(s.shared_bytes == 100 * 16);
 
   Tuning small;  // 1000 bytes hold 62 particles of 16 bytes; not shrunk to a multiple of 128
   small.shared_bytes = 1000;
-  CHECK(StrategyImpl<cellint::ParCellSM>::shape(grid, probe, p, small).shared_bytes == 62 * 16);
+  CHECK(cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, probe, p, small).shared_bytes == 62 * 16);
   small.threads = 32;  // 62 -> 32, a multiple of the block size
-  CHECK(StrategyImpl<cellint::ParCellSM>::shape(grid, probe, p, small).shared_bytes == 32 * 16);
+  CHECK(cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, probe, p, small).shared_bytes == 32 * 16);
 
   // A payload that does not fit the default budget 512 times shrinks the buffer to what fits.
   cellint::DeviceProperties tiny = p;
   tiny.shared_per_block = 4096;
-  CHECK(StrategyImpl<cellint::ParCellSM>::shape(grid, probe, tiny, Tuning{}).shared_bytes == 256 * 16);
+  CHECK(cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, probe, tiny, Tuning{}).shared_bytes == 256 * 16);
 
   // Padded payload: 7 x 3 floats = 84 bytes, payload (alignof 8) at 88, 7 x 16 bytes.
   Tuning seven;
   seven.sm_particles = 7;
-  CHECK(StrategyImpl<cellint::ParCellSM>::shape(grid, IdMix<float, 3>{}, p, seven).shared_bytes == 88 + 7 * 16);
+  CHECK(cellint::test::PlanOf<cellint::ParCellSM>::shape(grid, IdMix<float, 3>{}, p, seven).shared_bytes == 88 + 7 * 16);
 }
 
 TEST_CASE("par-cell and par-cell-sm refuse what cannot run, with the reason", CELLINT_TEST_TAG "[par-cell][par-cell-sm]") {

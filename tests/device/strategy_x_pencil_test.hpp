@@ -18,6 +18,7 @@
 
 #include "cellint/interact.hpp"
 #include "support/exact_check.hpp"
+#include "support/plans.hpp"
 #include "support/strategy_check.hpp"
 
 
@@ -267,9 +268,9 @@ TEST_CASE("x-pencil and x-pencil-reg tuning knobs: threads, blocks, one staging 
         const cellint::LaunchShape s =
             cellint::supports(k, grid, f, t).ok
                 ? (k == StrategyKind::XPencil
-                       ? cellint::detail::StrategyImpl<cellint::XPencil>::shape(
+                       ? cellint::test::PlanOf<cellint::XPencil>::shape(
                              grid, f, Backend::properties(), t)
-                       : cellint::detail::StrategyImpl<cellint::XPencilReg>::shape(
+                       : cellint::test::PlanOf<cellint::XPencilReg>::shape(
                              grid, f, Backend::properties(), t))
                 : cellint::LaunchShape{};
         CHECK(s.shared_bytes == t.shared_bytes);
@@ -348,8 +349,8 @@ TEST_CASE("x-pencil and x-pencil-reg refuse what they cannot run, with the reaso
 
 TEST_CASE("x-pencil and x-pencil-reg launch shapes follow the paper's rules",
           CELLINT_TEST_TAG "[x-pencil][x-pencil-reg]") {
-  using XP = cellint::detail::StrategyImpl<cellint::XPencil>;
-  using XR = cellint::detail::StrategyImpl<cellint::XPencilReg>;
+  using XP = cellint::test::PlanOf<cellint::XPencil>;
+  using XR = cellint::test::PlanOf<cellint::XPencilReg>;
   const auto grid = make_grid<float, 3>(8, 10);
   const Index mc = grid.max_per_cell();
   cellint::test::Probe<float, 3> f{1.0f};

@@ -20,6 +20,7 @@
 #include "cellint/interact.hpp"
 #include "cellint/potentials/lennard_jones.hpp"
 #include "support/exact_check.hpp"
+#include "support/plans.hpp"
 #include "support/strategy_check.hpp"
 
 namespace {
@@ -154,7 +155,7 @@ cellint::CellGrid<Backend, Real, Dim> make_grid(int cells, double ppc, Distribut
 }
 
 TEST_CASE("x-pencil-tile launch shapes and refusals", CELLINT_TEST_TAG "[x-pencil-tile]") {
-  using XT = cellint::detail::StrategyImpl<cellint::XPencilTile>;
+  using XT = cellint::test::PlanOf<cellint::XPencilTile>;
   using F = cellint::LennardJonesPaper<float, 3>;
   using Rec = cellint::detail::StagedParticle<float, 3, cellint::NoPayload>;
   STATIC_REQUIRE(sizeof(Rec) == 16);  // one 16-byte broadcast load per pair

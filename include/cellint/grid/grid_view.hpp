@@ -1,6 +1,7 @@
 #pragma once
 /// @file
-/// The view of a CellGrid that kernels and functors see: raw pointers plus geometry.
+/// The views of a CellGrid that kernels and functors see: raw pointers plus geometry, and the
+/// pair of target and source views one interaction reads.
 
 #include <cstdint>
 #include <type_traits>
@@ -70,7 +71,26 @@ struct GridView {
   }
 };
 
+/// The two sides of one interaction, as kernels see them: targets (the particles that receive
+/// a result) and sources (the particles they interact with), views of grids over the same cell
+/// geometry. `interact(grid, f, out)` is the case of one set (targets == sources).
+///
+/// The one self-exclusion rule: a target skips a source only when both sides are one set and
+/// the source is the target's own slot (excluded()); two different sets exclude nothing.
+template <class Real, int Dim>
+struct PairViews {
+  GridView<Real, Dim> targets;  ///< the particles that receive results (out[t] for slot t)
+  GridView<Real, Dim> sources;  ///< the particles they interact with
+  bool same = true;             ///< one set: targets and sources are the same particles
+
+  /// The views of one set interacting with itself.
+  static PairViews one_set(const GridView<Real, Dim>& v) { return {v, v, true}; }
+  /// The source slot that target `t` skips (itself, in one set), or -1 (none: two sets).
+  CELLINT_HD Index excluded(Index t) const { return same ? t : Index(-1); }
+};
+
 static_assert(std::is_trivially_copyable<GridView<float, 3>>::value, "GridView must be trivially copyable");
+static_assert(std::is_trivially_copyable<PairViews<float, 3>>::value, "PairViews must be trivially copyable");
 static_assert(std::is_trivially_copyable<Attribute<double>>::value && std::is_standard_layout<Attribute<double>>::value &&
                   sizeof(Attribute<double>) == 24 && alignof(Attribute<double>) == 4,
               "Attribute: the layout CellGrid::check_functor_attributes scans for");

@@ -1,17 +1,28 @@
 #pragma once
 /// @file
 /// The strategy registry: one list of the strategy tags, from which the names (to_string(), the
-/// one parser strategy_from_name()), dispatch of a run-time StrategyKind and strategies_for<B>()
-/// (Auto's candidates, in their order) are derived. A new strategy is a tag in strategy.hpp, its
-/// StrategyImpl and one entry here.
+/// one parser strategy_from_name()), dispatch of a run-time StrategyKind, strategies_for<B>()
+/// and Auto's candidates (each tag's candidates()) are derived. A new strategy is one header
+/// (tag + policy + documentation; its kernel and plan in strategies/detail/<name>/), one
+/// StrategyKind value and one entry in AllStrategies.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cellint/core/error.hpp"
+#include "cellint/strategies/all_in_sm.hpp"
+#include "cellint/strategies/brute_force.hpp"
+#include "cellint/strategies/cell_loop.hpp"
+#include "cellint/strategies/par_cell.hpp"
+#include "cellint/strategies/par_part.hpp"
 #include "cellint/strategies/strategy.hpp"
+#include "cellint/strategies/x_pencil.hpp"
+#include "cellint/strategies/x_pencil_reg.hpp"
+#include "cellint/strategies/x_pencil_tile.hpp"
 
 namespace cellint {
 
@@ -32,6 +43,24 @@ template <class... S, class F>
 constexpr void for_each_strategy(TypeList<S...>, F&& f) {
   (f(S{}), ...);
 }
+
+/// Whether the tags of the list have distinct kinds and distinct names, and none is Auto's.
+template <class... S>
+constexpr bool distinct(TypeList<S...>) {
+  const StrategyKind kinds[] = {S::kind...};
+  const char* const names[] = {S::name...};
+  constexpr int n = sizeof...(S);
+  for (int i = 0; i < n; ++i) {
+    if (kinds[i] == StrategyKind::Auto) return false;
+    for (int j = i + 1; j < n; ++j) {
+      if (kinds[i] == kinds[j]) return false;
+      std::string_view a = names[i], b = names[j];
+      if (a == b) return false;
+    }
+  }
+  return true;
+}
+static_assert(distinct(AllStrategies{}), "cellint: every registered strategy needs its own StrategyKind and name");
 
 /// op(S{}) for the tag S of the list whose kind is `k`.
 template <class Op, class S, class... Rest>
@@ -91,6 +120,24 @@ std::vector<StrategyKind> strategies_for() {
     if (S::auto_candidate && S::gpu_like == B::is_gpu_like) r.push_back(S::kind);
   });
   return r;
+}
+
+/// Auto's candidates on backend B, in the order it times them: every strategy's first shape
+/// (the rule's), then the other shapes of each tag's candidates(); the half-shell cell loop
+/// before the cell loop.
+template <class B>
+std::vector<std::pair<StrategyKind, Tuning>> auto_candidates(const Tuning& user) {
+  std::vector<std::pair<StrategyKind, Tuning>> first, more;
+  detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
+    using S = decltype(tag);
+    if (!S::auto_candidate || S::gpu_like != B::is_gpu_like) return;
+    const std::vector<Tuning> shapes = S::candidates(user);
+    for (std::size_t i = 0; i < shapes.size(); ++i) (i == 0 ? first : more).emplace_back(S::kind, shapes[i]);
+  });
+  std::stable_partition(first.begin(), first.end(),
+                        [](const std::pair<StrategyKind, Tuning>& c) { return c.first == StrategyKind::CellLoopHalf; });
+  first.insert(first.end(), more.begin(), more.end());
+  return first;
 }
 
 }  // namespace cellint

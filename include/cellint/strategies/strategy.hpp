@@ -1,10 +1,14 @@
 #pragma once
 /// @file
-/// Strategy tags, the run-time StrategyKind, tuning knobs and the supports() answer.
+/// What every strategy shares: the run-time StrategyKind, the tag base, tuning knobs, the
+/// supports() answer, the Report of a call and the Call a strategy sees.
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "cellint/backend/traits.hpp"
+#include "cellint/grid/grid_view.hpp"
 
 namespace cellint {
 
@@ -24,88 +28,20 @@ enum class StrategyKind {
   Auto            ///< time the eligible strategies once, cache and use the fastest
 };
 
-// Strategy tag types. Pass one as the template argument of interact(). Each tag carries its
-// StrategyKind (`kind`), its name (`name`, what to_string() returns and strategy_from_name()
-// reads), whether it runs on GPU-like backends (`gpu_like`; false: a CPU strategy) and whether
-// Auto times it (`auto_candidate`). The registry (strategies/registry.hpp) lists them.
-/// Par-Part-NoLoop strategy tag (paper 4.1).
-struct ParPartNoLoop {
-  static constexpr StrategyKind kind = StrategyKind::ParPartNoLoop;  ///< this tag's StrategyKind
-  static constexpr const char* name = "par-part-noloop";             ///< this tag's name
-  static constexpr bool gpu_like = true;                             ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                       ///< timed by Auto
+namespace detail {
+/// What every strategy tag carries: its StrategyKind (`kind`), whether it runs on GPU-like
+/// backends (`gpu_like`; false: a CPU strategy) and whether Auto times it (`auto_candidate`).
+/// A tag adds its `name` (what to_string() returns and strategy_from_name() reads) and its
+/// policy: its defaults and `candidates()`, the shapes Auto times (the rule's first).
+template <StrategyKind K, bool GpuLike, bool AutoCandidate = true>
+struct StrategyTag {
+  static constexpr StrategyKind kind = K;                   ///< this tag's StrategyKind
+  static constexpr bool gpu_like = GpuLike;                 ///< runs on GPU-like backends (else: CPU)
+  static constexpr bool auto_candidate = AutoCandidate;     ///< timed by Auto
 };
-/// Par-Part-Loop strategy tag (paper 4.2).
-struct ParPartLoop {
-  static constexpr StrategyKind kind = StrategyKind::ParPartLoop;  ///< this tag's StrategyKind
-  static constexpr const char* name = "par-part-loop";             ///< this tag's name
-  static constexpr bool gpu_like = true;                           ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                     ///< timed by Auto
-};
-/// Par-Cell strategy tag (paper 4.3).
-struct ParCell {
-  static constexpr StrategyKind kind = StrategyKind::ParCell;  ///< this tag's StrategyKind
-  static constexpr const char* name = "par-cell";              ///< this tag's name
-  static constexpr bool gpu_like = true;                       ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                 ///< timed by Auto
-};
-/// Par-Cell-SM strategy tag (paper 4.4).
-struct ParCellSM {
-  static constexpr StrategyKind kind = StrategyKind::ParCellSM;  ///< this tag's StrategyKind
-  static constexpr const char* name = "par-cell-sm";             ///< this tag's name
-  static constexpr bool gpu_like = true;                         ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                   ///< timed by Auto
-};
-/// All-in-SM strategy tag (paper 5.1).
-struct AllInSM {
-  static constexpr StrategyKind kind = StrategyKind::AllInSM;  ///< this tag's StrategyKind
-  static constexpr const char* name = "all-in-sm";             ///< this tag's name
-  static constexpr bool gpu_like = true;                       ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                 ///< timed by Auto
-};
-/// X-pencil strategy tag (paper 5.2).
-struct XPencil {
-  static constexpr StrategyKind kind = StrategyKind::XPencil;  ///< this tag's StrategyKind
-  static constexpr const char* name = "x-pencil";              ///< this tag's name
-  static constexpr bool gpu_like = true;                       ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                 ///< timed by Auto
-};
-/// X-pencil-reg strategy tag (paper 5.3).
-struct XPencilReg {
-  static constexpr StrategyKind kind = StrategyKind::XPencilReg;  ///< this tag's StrategyKind
-  static constexpr const char* name = "x-pencil-reg";             ///< this tag's name
-  static constexpr bool gpu_like = true;                          ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                    ///< timed by Auto
-};
-/// CellLoop strategy tag (CPU cell loop).
-struct CellLoop {
-  static constexpr StrategyKind kind = StrategyKind::CellLoop;  ///< this tag's StrategyKind
-  static constexpr const char* name = "cell-loop";              ///< this tag's name
-  static constexpr bool gpu_like = false;                       ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                  ///< timed by Auto
-};
-/// CellLoopHalf strategy tag (CPU half shell).
-struct CellLoopHalf {
-  static constexpr StrategyKind kind = StrategyKind::CellLoopHalf;  ///< this tag's StrategyKind
-  static constexpr const char* name = "cell-loop-half";             ///< this tag's name
-  static constexpr bool gpu_like = false;                           ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                      ///< timed by Auto
-};
-/// BruteForce strategy tag (CPU O(N^2)).
-struct BruteForce {
-  static constexpr StrategyKind kind = StrategyKind::BruteForce;  ///< this tag's StrategyKind
-  static constexpr const char* name = "brute-force";              ///< this tag's name
-  static constexpr bool gpu_like = false;                         ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = false;                   ///< timed by Auto
-};
-/// X-pencil-tile strategy tag (X-pencil, warp tiles).
-struct XPencilTile {
-  static constexpr StrategyKind kind = StrategyKind::XPencilTile;  ///< this tag's StrategyKind
-  static constexpr const char* name = "x-pencil-tile";             ///< this tag's name
-  static constexpr bool gpu_like = true;                           ///< runs on GPU-like backends (else: CPU)
-  static constexpr bool auto_candidate = true;                     ///< timed by Auto
-};
-/// Auto strategy tag (autotuned).
+}  // namespace detail
+
+/// Auto strategy tag: time the eligible strategies once, cache and use the fastest.
 struct Auto {
   static constexpr StrategyKind kind = StrategyKind::Auto;  ///< this tag's StrategyKind
   static constexpr const char* name = "auto";               ///< this tag's name
@@ -140,13 +76,66 @@ struct Report {
 };
 
 namespace detail {
-/// Implementation of strategy tag S: specialised by each strategy header with
-/// `supports(grid, functor, props, tuning)`, `shape(...)` and `run(grid, functor, out, tuning)`.
+/// One interaction call as every strategy sees it: the target and source views, the stream to
+/// launch on and the device. Built once per call by the front door (make_call()); strategies
+/// never see the owning CellGrid.
+template <class B, class Real, int Dim>
+struct Call {
+  PairViews<Real, Dim> views;    ///< targets and sources (and whether they are one set)
+  typename B::Stream stream{};   ///< where kernels go
+  DeviceProperties props{};      ///< the device (B::properties())
+
+  /// The cell geometry both sides share.
+  const GridGeometry<Real, Dim>& geometry() const { return views.sources.geo; }
+  /// Target particles.
+  Index targets() const { return views.targets.n; }
+  /// M_C of the sources (what shared-memory staging is sized for), at least 1.
+  Index source_max_per_cell() const { return views.sources.max_per_cell > 0 ? views.sources.max_per_cell : 1; }
+  /// Mean targets per cell (the pencil rules size blocks from it).
+  double mean_targets_per_cell() const {
+    return static_cast<double>(views.targets.n) / static_cast<double>(geometry().cell_count());
+  }
+};
+
+/// The call of `grid` with itself (targets == sources), for device properties `p`.
+template <class Grid>
+Call<typename Grid::backend_type, typename Grid::real_type, Grid::dim> make_call(const Grid& grid,
+                                                                                const DeviceProperties& p) {
+  Call<typename Grid::backend_type, typename Grid::real_type, Grid::dim> c;
+  c.views = PairViews<typename Grid::real_type, Grid::dim>::one_set(grid.view());
+  c.stream = grid.stream();
+  c.props = p;
+  return c;
+}
+
+/// The plan of a strategy that decides nothing but whether it can run and its launch shape.
+struct BasicPlan {
+  Support support;    ///< whether it can run, and why not
+  LaunchShape shape;  ///< its launch shape (unused on the CPU)
+};
+
+/// Implementation of strategy tag S, specialised in strategies/detail/<name>/:
+///   `struct Plan` (at least `Support support; LaunchShape shape;`), computed once per call by
+///   `template <class B, class R, int D, class F> static Plan plan(const Call<B, R, D>&, const F&, const Tuning&)`,
+///   and `static void run(const Call<B, R, D>&, const F&, Accum* out, const Plan&)`, called only
+///   when the plan says yes and there are targets. Only the front door (strategies/run.hpp)
+///   turns a "no" into Unsupported.
 template <class S>
 struct StrategyImpl;
+
+/// Knob values Auto times besides the rule's: `user` first, then one Tuning per value of
+/// `values` written into the knob `member` (none when the user fixed that knob).
+template <class V>
+std::vector<Tuning> vary(const Tuning& user, V Tuning::*member, std::initializer_list<V> values) {
+  std::vector<Tuning> r{user};
+  if (user.*member != V{}) return r;
+  for (V v : values) {
+    Tuning t = user;
+    t.*member = v;
+    r.push_back(t);
+  }
+  return r;
+}
 }  // namespace detail
 
 }  // namespace cellint
-
-// The names, the parser and dispatch, derived from the list of strategies.
-#include "cellint/strategies/registry.hpp"

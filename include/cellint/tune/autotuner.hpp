@@ -7,12 +7,13 @@
 /// **Key.** Backend, device name, functor type, precision, dimension, cells per axis, the mean
 /// particles per cell in half octaves and M_C (the fullest cell) in octaves: Autotuner::key().
 ///
-/// **Candidates.** The backend's strategies (strategies_for()) that supports() accepts for the
-/// grid, some with several launch shapes: Par-Part-NoLoop, Par-Cell and Par-Cell-SM with 128, 64
-/// and 256 threads unless Tuning::threads is set, X-pencil and X-pencil-tile at the rule's pencil
-/// length and two others unless Tuning::pencil_length is set, the rest once with the caller's
-/// Tuning. Every strategy's first shape is timed before any second shape, and on the Host backend
-/// the half-shell cell loop comes first (it evaluates each pair once).
+/// **Candidates.** auto_candidates() (strategies/registry.hpp): the backend's strategies that
+/// supports() accepts for the grid, each with the shapes its tag's candidates() lists (its
+/// policy: Par-Part-NoLoop, Par-Cell and Par-Cell-SM with 128, 64 and 256 threads unless
+/// Tuning::threads is set, X-pencil and X-pencil-tile at the rule's pencil length and two others
+/// unless Tuning::pencil_length is set, the rest once with the caller's Tuning). Every
+/// strategy's first shape is timed before any second shape, and on the Host backend the
+/// half-shell cell loop comes first (it evaluates each pair once).
 ///
 /// **What the first call of a key costs.** It is bounded, so that a call of seconds is not paid
 /// ten times or more:
@@ -75,7 +76,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "cellint/strategies/registry.hpp"
+#include "cellint/strategies/run.hpp"
 
 namespace cellint {
 
@@ -374,11 +375,14 @@ class Autotuner {
   template <class B, class R, int D, class F>
   static bool run_if_supported(const Decision& d, const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out,
                                const DeviceProperties& p, Report& rep) {
+    const auto c = detail::make_call(g, p);
     return detail::dispatch(d.strategy, [&](auto tag) {
-      using Impl = detail::StrategyImpl<decltype(tag)>;
-      if (!Impl::supports(g, f, p, d.tuning).ok) return false;
+      using S = decltype(tag);
+      const auto plan = detail::StrategyImpl<S>::plan(c, f, d.tuning);
+      if (!plan.support.ok) return false;
+      if (c.targets() > 0) detail::StrategyImpl<S>::run(c, f, out, plan);
       rep.strategy = d.strategy;
-      rep.shape = Impl::run(g, f, out, d.tuning);
+      rep.shape = plan.shape;
       rep.tuning_ms = 0;
       return true;
     });
@@ -389,43 +393,9 @@ class Autotuner {
   static bool usable(const TuneEntry& e, const CellGrid<B, R, D>& g, const F& f, const DeviceProperties& p) {
     const std::vector<StrategyKind> all = strategies_for<B>();
     if (std::find(all.begin(), all.end(), e.strategy) == all.end()) return false;
+    const auto c = detail::make_call(g, p);
     return detail::dispatch(
-        e.strategy, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::supports(g, f, p, e.tuning).ok; });
-  }
-  /// The candidates in the order they are timed: every strategy's first shape (the rule's), then
-  /// the other shapes; the half-shell cell loop before the cell loop.
-  template <class B>
-  static std::vector<std::pair<StrategyKind, Tuning>> candidates(const Tuning& user) {
-    std::vector<StrategyKind> kinds = strategies_for<B>();
-    std::stable_partition(kinds.begin(), kinds.end(), [](StrategyKind s) { return s == StrategyKind::CellLoopHalf; });
-    std::vector<std::pair<StrategyKind, Tuning>> first, more;
-    for (StrategyKind s : kinds) {
-      const bool threads_matter =
-          s == StrategyKind::ParPartNoLoop || s == StrategyKind::ParCell || s == StrategyKind::ParCellSM;
-      if (threads_matter && user.threads == 0) {
-        for (unsigned th : {128u, 64u, 256u}) {
-          Tuning t = user;
-          t.threads = th;
-          (th == 128u ? first : more).emplace_back(s, t);
-        }
-      } else if ((s == StrategyKind::XPencil || s == StrategyKind::XPencilTile) && user.pencil_length == 0) {
-        // The rule's pencil length and two others. X-pencil: shorter pencils than the rule's
-        // (smaller blocks, fewer threads waiting at each row's barrier); X-pencil-tile: longer
-        // ones (the rule aims at three blocks per multiprocessor; longer pencils stage fewer ghost
-        // cells per target). A length the rule picks anyway is timed once more, harmlessly.
-        first.emplace_back(s, user);
-        static constexpr int pencil_lengths[2][2] = {{1, 2}, {2, 4}};
-        for (int len : pencil_lengths[s == StrategyKind::XPencil ? 0 : 1]) {
-          Tuning t = user;
-          t.pencil_length = len;
-          more.emplace_back(s, t);
-        }
-      } else {
-        first.emplace_back(s, user);
-      }
-    }
-    first.insert(first.end(), more.begin(), more.end());
-    return first;
+        e.strategy, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::plan(c, f, e.tuning).support.ok; });
   }
   /// "x-pencil pencil_length=2", for the progress lines.
   static std::string describe(StrategyKind s, const Tuning& t) {
@@ -542,7 +512,7 @@ class Autotuner {
     const Settings set = settings<B>();
     Progress progress(set, key);
     std::vector<std::pair<StrategyKind, Tuning>> cands;
-    for (const auto& c : candidates<B>(user))
+    for (const auto& c : auto_candidates<B>(user))
       if (supports(c.first, g, f, c.second).ok) cands.push_back(c);
     if (cands.empty()) throw Unsupported("cellint: Auto found no strategy that can run this grid on this backend");
 

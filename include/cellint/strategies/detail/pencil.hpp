@@ -2,8 +2,7 @@
 // What X-pencil and X-pencil-reg (paper sections 5.2 and 5.3) share: the record a source particle
 // occupies in shared memory, the particle ranges of one X-pencil of cells (a row segment plus a
 // ghost cell at each end, wrapping around a periodic X face), staging such a pencil into shared
-// memory with its periodic image shift added once at copy time, the inner loop over a window of
-// staged sources, and the host-side sizing helpers.
+// memory with its periodic image shift added once at copy time, and the host-side sizing helpers.
 //
 // Shared-memory order of a staged pencil of target cells x0..x1-1 in row `row`:
 //   [left ghost, only when it wraps]  [cells max(x0-1,0) .. min(x1,nx-1): one contiguous range]
@@ -16,8 +15,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "cellint/core/pair_functor.hpp"
-#include "cellint/grid/grid_view.hpp"
+#include "cellint/strategies/detail/neighbors.hpp"
 
 #if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
 #define CELLINT_DETAIL_UNROLL _Pragma("unroll")
@@ -38,12 +36,16 @@ CELLINT_HD constexpr Index pencil_max(Index a, Index b) { return a < b ? b : a; 
 template <class Real, int Dim, class Payload,
           bool HasPayload = !std::is_same<Payload, NoPayload>::value>
 struct StagedFields {
-  Real x[Dim];
-  Payload p;
+  Real x[Dim];  ///< position, image shift applied
+  Payload p;    ///< payload
+  /// The payload (what the pair term reads).
+  CELLINT_HD const Payload& payload() const { return p; }
 };
 template <class Real, int Dim, class Payload>
 struct StagedFields<Real, Dim, Payload, false> {
-  Real x[Dim];
+  Real x[Dim];  ///< position, image shift applied
+  /// No payload.
+  CELLINT_HD NoPayload payload() const { return {}; }
 };
 
 /// Alignment that lets one staged record be read with one (or two) vector loads: 4, 8 or 16.
@@ -98,33 +100,6 @@ CELLINT_HD inline Index pencil_boundary(const PencilSpan& s, const Index* cs, In
   if (x < s.mid_x) return 0;
   if (x > s.mid_end_x) return s.total();
   return s.left_count + cs[x] - s.mid_begin;
-}
-
-/// The row at (y, z) when it lies in the grid or wraps around a periodic face (one period at
-/// most): its index y + ny * z and the image shift of its positions. False off an open face.
-template <class Real, int Dim>
-CELLINT_HD inline bool pencil_row(const GridGeometry<Real, Dim>& g, Index y, Index z, Index& row,
-                                  Vec<Real, Dim>& shift) {
-  for (int d = 0; d < Dim; ++d) shift[d] = Real(0);
-  const Index ny = g.cells[1];
-  if (y < 0 || y >= ny) {
-    if (!g.box.periodic[1]) return false;
-    shift[1] = y < 0 ? -g.box.lengths[1] : g.box.lengths[1];
-    y = y < 0 ? y + ny : y - ny;
-  }
-  Index nz = 1;
-  if constexpr (Dim == 3) {
-    nz = g.cells[2];
-    if (z < 0 || z >= nz) {
-      if (!g.box.periodic[2]) return false;
-      shift[2] = z < 0 ? -g.box.lengths[2] : g.box.lengths[2];
-      z = z < 0 ? z + nz : z - nz;
-    }
-  } else if (z != 0) {
-    return false;
-  }
-  row = y + ny * z;
-  return true;
 }
 
 /// One thread's share of staging a pencil, held in registers between the global loads and the
@@ -223,36 +198,7 @@ CELLINT_HD CELLINT_INLINE void stage_from_registers(const PencilSpan& s, Index t
 
 /// Local cell (1 .. len) of the staged slot `slot`: the last k with starts[k] <= slot.
 CELLINT_HD inline Index staged_cell(const Index* starts, Index len, Index slot) {
-  Index lo = 1, hi = len;
-  while (lo < hi) {
-    const Index mid = (lo + hi + 1) / 2;
-    if (starts[mid] <= slot)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
-}
-
-/// The inner loop: accumulates into `acc` the staged sources [lo, hi) of `buf` for the target
-/// at xt with payload pt. Staged positions already carry their image shift.
-template <class T, class F, class Real, int Dim, class Rec>
-CELLINT_HD CELLINT_INLINE void accumulate_staged(const F& f, const Rec* buf, Index lo, Index hi,
-                                                 const Vec<Real, Dim>& xt,
-                                                 const typename T::Payload& pt, Real rc2,
-                                                 typename T::Accum& acc) {
-  for (Index j = lo; j < hi; ++j) {
-    const Rec r = buf[j];
-    Vec<Real, Dim> dr;
-    for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - r.x[d];
-    const Real r2 = norm2(dr);
-    if (!T::cutoff_test || r2 < rc2) {
-      if constexpr (T::position_only)
-        f(acc, pt, pt, dr, r2);
-      else
-        f(acc, pt, r.p, dr, r2);
-    }
-  }
+  return last_le(starts, Index(1), len, slot);
 }
 
 /// Shared-memory layout of the pencil strategies: `buffers` staging buffers of `capacity`

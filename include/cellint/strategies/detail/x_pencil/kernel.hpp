@@ -1,0 +1,246 @@
+#pragma once
+// X-pencil: kernel and plan (see strategies/x_pencil.hpp).
+
+#include <algorithm>
+#include <string>
+
+#include "cellint/strategies/detail/pencil.hpp"
+#include "cellint/strategies/strategy.hpp"
+
+namespace cellint::detail {
+
+/// Kernel `x_pencil_interact`: one block per X-pencil of `length` target cells (grid-stride).
+///
+/// Phases per pencil (and per pass of block_size targets when a pencil holds more targets than
+/// threads; thread i's target is the i-th particle of the pencil's cells x0..x1-1, one
+/// contiguous range): for the own row first and its Y/Z neighbours after it, every thread
+/// loads its share of the row's pencil of cells x0-1..x1 (one contiguous range, plus the
+/// wrapped ghost cell at a periodic X end) into registers, adding the image shift once per
+/// copied particle; then computes on the previously staged pencil (so the loads are in flight
+/// meanwhile), stores what it loaded into shared memory, barrier. After the own row's barrier
+/// each thread reads its target (position, payload) from shared memory and finds its cell; the
+/// computation on a pencil is one loop over the window of the target's three source cells
+/// (split around the target itself in the own row), no per-pair index arithmetic.
+///
+/// Shared memory (PencilLayout): `buffers` x M_C x (L+2) staged particles (StagedParticle:
+/// position and payload, padded for vector loads), then `buffers` x (L+3) local cell
+/// boundaries. Barriers: one per staged pencil with two buffers (the store goes to the buffer
+/// nobody reads); with one buffer a second one before each store.
+template <class F, class Real, int Dim>
+struct XPencilInteract {
+  using T = FunctorTraits<F, Real, Dim>;
+  using Rec = StagedParticle<Real, Dim, typename T::Payload>;
+  PairViews<Real, Dim> views;  ///< targets and sources
+  F f;                         ///< the pair functor
+  typename T::Accum* out;      ///< one accumulator per target slot
+  PencilLayout layout;         ///< staging buffers and boundaries
+  Index length;     ///< L: target cells per pencil
+  Index pencils_x;  ///< pencils per row: ceil(nx / L)
+  Index pencils;    ///< pencils in the grid
+
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    constexpr int rows_around = Dim == 3 ? 9 : 3;  // the own row and its Y/Z neighbours
+    const GridView<Real, Dim>& tv = views.targets;
+    const GridView<Real, Dim>& v = views.sources;
+    unsigned char* base = b.template shared<unsigned char>();
+    const bool two = layout.buffers == 2;
+    const Index tid = static_cast<Index>(b.thread_rank());
+    const Index bs = static_cast<Index>(b.block_size());
+    const Index nx = v.geo.cells[0], ny = v.geo.cells[1];
+    const Real rc2 = cutoff2(v.geo);
+    int cur = 0;
+    for (Index p = static_cast<Index>(b.block_rank()); p < pencils;
+         p += static_cast<Index>(b.grid_size())) {
+      const Index row = p / pencils_x;
+      const Index x0 = (p - row * pencils_x) * length;
+      const Index x1 = x0 + length < nx ? x0 + length : nx;
+      const Index len = x1 - x0;
+      const Index y = row % ny, z = row / ny;
+      const Index* tcs = tv.cell_start + row * nx;
+      const Index first = tcs[x0];
+      const Index count = tcs[x1] - first;
+      for (Index pass = 0; pass < count; pass += bs) {  // block-uniform trip count
+        const Index t = first + pass + tid;
+        const bool active = pass + tid < count;
+        Vec<Real, Dim> xt{};
+        typename T::Payload pt{};
+        auto acc = T::init(f);
+        Index lx = 0, self = -1;  // the target's local cell and its slot in the own pencil (one set)
+        if (active && !views.same) {  // two sets: the target comes from its own view
+          xt = tv.position(t);
+          pt = T::load(f, tv, t);
+          lx = last_le(tcs, x0, x1 - 1, t) - x0 + 1;
+        }
+        // Uses the pencil staged in buffer `slot`; in the own row, skips the target itself.
+        auto compute = [&](int slot, bool own) {
+          if (!active) return;
+          const Rec* buf = layout.buffer<Rec>(base, slot);
+          const Index* starts = layout.starts<Rec>(base, slot);
+          const Index lo = starts[lx - 1], hi = starts[lx + 2];
+          if (own)
+            accumulate_except<T>(f, buf, lo, hi, self, xt, pt, rc2, acc);
+          else
+            accumulate<T>(f, buf, lo, hi, xt, pt, rc2, acc);
+        };
+        bool pending = false, pending_own = false;
+        int pending_slot = 0;
+        for (int j = 0; j < rows_around; ++j) {
+          const int k = (j + rows_around / 2) % rows_around;  // j == 0: the own row
+          Index nrow = 0;
+          Vec<Real, Dim> shift;
+          const Index dz = Dim == 3 ? k / 3 - 1 : 0;
+          if (!neighbor_row(v.geo, y + (k % 3 - 1), z + dz, nrow, shift)) continue;  // block-uniform
+          const Index* cs = v.cell_start + nrow * nx;
+          const PencilSpan s = pencil_span(v.geo, cs, x0, x1);
+          PencilCopy<Rec, pencil_prefetch> copy;
+          copy.template load<T>(b, v, f, s, cs, x0, len, shift, Index(0), Index(0));
+          if (pending) compute(pending_slot, pending_own);  // overlaps the loads above
+          if (pending && !two) b.sync();  // one buffer: used up before overwriting
+          Rec* buf = layout.buffer<Rec>(base, cur);
+          Index* starts = layout.starts<Rec>(base, cur);
+          copy.template store<T>(b, v, f, s, cs, x0, len, shift, Index(0), Index(0), buf, starts);
+          b.sync();
+          // In one set the own row holds the target (unshifted): read it from there, find its cell.
+          if (j == 0 && active && views.same) {
+            self = s.left_count + (t - s.mid_begin);
+            const Rec r = buf[self];
+            for (int d = 0; d < Dim; ++d) xt[d] = r.x[d];
+            if constexpr (!T::position_only) pt = r.p;
+            lx = staged_cell(starts, len, self);
+          }
+          pending = true;
+          pending_own = j == 0;
+          pending_slot = cur;
+          if (two) cur ^= 1;
+        }
+        if (pending) {
+          compute(pending_slot, pending_own);
+          if (!two) b.sync();  // two buffers: the next staging goes to the other buffer
+        }
+        if (active) out[t] = acc;
+      }
+    }
+  }
+};
+
+/// Launch plan of X-pencil.
+struct XPencilPlan {
+  Support support;
+  LaunchShape shape;
+  PencilLayout layout;
+  Index length = 1, pencils_x = 1, pencils = 0;
+};
+
+/// The launch-shape rule of the file comment.
+template <class B, class R, int D, class F>
+XPencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+  using K = XPencilInteract<F, R, D>;
+  using Rec = typename K::Rec;
+  XPencilPlan plan;
+  if (!B::is_gpu_like) {
+    plan.support = Support::no("x-pencil needs a GPU-like backend (Emulated, Cuda or Hip)");
+    return plan;
+  }
+  const DeviceProperties& p = c.props;
+  const auto& g = c.geometry();
+  const Index nx = g.cells[0];
+  const Index rows = g.cell_count() / nx;
+  const Index mc = c.source_max_per_cell();
+  const double mean = c.mean_targets_per_cell();
+  const unsigned cap = pencil_thread_cap<B>(p, K{c.views, f, nullptr, {}, 1, 1, 0});
+  if (t.pencil_length < 0) {
+    plan.support =
+        Support::no(cat("x-pencil: Tuning::pencil_length = ", t.pencil_length, " is negative"));
+    return plan;
+  }
+  if (t.shared_bytes > p.shared_per_block_optin) {
+    plan.support = Support::no(cat("x-pencil: Tuning::shared_bytes = ", t.shared_bytes,
+                                   " exceeds the device's shared memory per block (",
+                                   p.shared_per_block_optin, " bytes after opting in)"));
+    return plan;
+  }
+  const std::size_t budget_default = t.shared_bytes ? t.shared_bytes : p.shared_per_block;
+  const std::size_t budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
+  // The largest L allowed by each budget and buffer count.
+  const Index fit2 = pencil_cells_that_fit<Rec>(budget_default, mc, 2);
+  const Index fit1 = pencil_cells_that_fit<Rec>(budget_default, mc, 1);
+  const Index fit2_max = pencil_cells_that_fit<Rec>(budget_max, mc, 2);
+  const Index fit1_max = pencil_cells_that_fit<Rec>(budget_max, mc, 1);
+  Index length = 0;
+  int buffers = 2;
+  if (t.pencil_length > 0) {
+    length = std::min<Index>(t.pencil_length, nx);
+    buffers = fit2 >= length ? 2 : fit1 >= length ? 1 : fit2_max >= length ? 2 : 1;
+    if (fit1_max < length) {
+      plan.support =
+          Support::no(cat("x-pencil: Tuning::pencil_length = ", length, " needs ", length + 2,
+                          " cells x M_C = ", mc, " particles x ", sizeof(Rec),
+                          " bytes = ", PencilLayout::make<Rec>(length, mc, 1).bytes,
+                          " bytes of shared memory, more than the budget of ", budget_max,
+                          " bytes; choose a shorter pencil or leave pencil_length at 0"));
+      return plan;
+    }
+  } else {
+    if (fit1_max < 1) {
+      plan.support = Support::no(
+          cat("x-pencil: one pencil of 3 cells (1 target cell and 2 ghosts) with M_C = ", mc,
+              " particles per cell needs 3 x ", mc, " x ", sizeof(Rec),
+              " bytes + boundaries = ", PencilLayout::make<Rec>(1, mc, 1).bytes,
+              " bytes of shared memory, more than the budget of ", budget_max, " bytes",
+              t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
+              "; use smaller cells (fewer particles per cell)",
+              t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
+              " or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
+      return plan;
+    }
+    // Longest pencil whose expected targets fit the preferred block size (at least one cell).
+    const unsigned pref = pencil_preferred<B>(cap);
+    Index want = 1;
+    while (want < nx && pencil_expected_targets(mean, want + 1, mc) <= static_cast<long>(pref))
+      ++want;
+    // Two buffers in the default budget, else one; the opt-in budget only when needed.
+    const Index fit = fit2 >= 1 ? fit2 : fit1 >= 1 ? fit1 : fit2_max >= 1 ? fit2_max : fit1_max;
+    buffers = fit2 >= 1 || (fit1 < 1 && fit2_max >= 1) ? 2 : 1;
+    length = std::min(want, fit);
+    // Shrink while there are few pencils per multiprocessor (paper 7.1: fewer than one), then
+    // even out the pencils of a row.
+    while (length > 1 && static_cast<long>((nx + length - 1) / length) * rows <
+                             static_cast<long>(pencil_blocks_per_sm) * p.multiprocessors)
+      --length;
+    const Index per_row = (nx + length - 1) / length;
+    length = (nx + per_row - 1) / per_row;
+  }
+  plan.length = length;
+  plan.pencils_x = (nx + length - 1) / length;
+  plan.pencils = plan.pencils_x * rows;
+  plan.layout = PencilLayout::make<Rec>(length, mc, buffers);
+  const unsigned threads =
+      t.threads ? std::min(t.threads, cap)
+                : pencil_round_threads<B>(pencil_expected_targets(mean, length, mc), cap);
+  const unsigned blocks = t.blocks
+                              ? std::min<unsigned>(t.blocks, static_cast<unsigned>(plan.pencils))
+                              : static_cast<unsigned>(plan.pencils);
+  plan.shape = {std::max(1u, blocks), std::max(1u, threads), plan.layout.bytes};
+  return plan;
+}
+
+template <>
+struct StrategyImpl<XPencil> {
+  using Plan = XPencilPlan;  ///< support, shape, layout, pencil length
+  /// The rule of strategies/x_pencil.hpp; no only when one pencil of L+2 cells of M_C particles
+  /// does not fit the shared-memory budget (L = Tuning::pencil_length, or 1 by default).
+  template <class B, class R, int D, class F>
+  static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+    return plan_x_pencil(c, f, t);
+  }
+  /// Launches the kernel (asynchronous).
+  template <class B, class R, int D, class F>
+  static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
+    if constexpr (B::is_gpu_like)
+      B::launch(p.shape, XPencilInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
+                c.stream);
+  }
+};
+
+}  // namespace cellint::detail
