@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "cellint/strategies/detail/neighbors.hpp"
+#include "cellint/strategies/strategy.hpp"
 
 #if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
 #define CELLINT_DETAIL_UNROLL _Pragma("unroll")
@@ -305,5 +306,83 @@ inline unsigned pencil_round_threads(long n, unsigned cap) {
   const long r = std::max<long>(w, (n + w - 1) / w * w);
   return static_cast<unsigned>(std::min<long>(r, cap));
 }
+
+/// The checks every pencil strategy makes first: a GPU-like backend, a pencil length that is
+/// not negative (where the strategy reads it: `length_knob`), a shared-memory budget within the
+/// device's opt-in limit.
+template <class B>
+Support pencil_checks(const char* name, const Tuning& t, const DeviceProperties& p, bool length_knob = true) {
+  if (!B::is_gpu_like) return Support::no(cat(name, " needs a GPU-like backend (Emulated, Cuda or Hip)"));
+  if (length_knob && t.pencil_length < 0) return Support::no(cat(name, ": Tuning::pencil_length = ", t.pencil_length, " is negative"));
+  if (t.shared_bytes > p.shared_per_block_optin)
+    return Support::no(cat(name, ": Tuning::shared_bytes = ", t.shared_bytes,
+                           " exceeds the device's shared memory per block (", p.shared_per_block_optin,
+                           " bytes after opting in)"));
+  return Support::yes();
+}
+
+/// The longest pencils (target cells along X) that each budget and buffer count hold, for the
+/// pencil strategies with one or two staging buffers (X-pencil, X-pencil-reg): two buffers in
+/// the default budget (Tuning::shared_bytes, else 48 KiB), else one; the opt-in limit only when
+/// the default budget holds no pencil.
+struct PencilFit {
+  Index fit2 = 0, fit1 = 0;          ///< in the default budget, with two and one buffers
+  Index fit2_max = 0, fit1_max = 0;  ///< in the largest budget (Tuning::shared_bytes, else opt-in)
+  std::size_t budget_max = 0;        ///< the largest budget
+
+  /// The fits for records Rec, M_C = `mc` and `extra` trailing Index values.
+  template <class Rec>
+  static PencilFit make(const Tuning& t, const DeviceProperties& p, Index mc, Index extra = 0) {
+    PencilFit r;
+    const std::size_t budget = t.shared_bytes ? t.shared_bytes : p.shared_per_block;
+    r.budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
+    r.fit2 = pencil_cells_that_fit<Rec>(budget, mc, 2, extra);
+    r.fit1 = pencil_cells_that_fit<Rec>(budget, mc, 1, extra);
+    r.fit2_max = pencil_cells_that_fit<Rec>(r.budget_max, mc, 2, extra);
+    r.fit1_max = pencil_cells_that_fit<Rec>(r.budget_max, mc, 1, extra);
+    return r;
+  }
+  /// Buffers for a pencil of `length` cells fixed by the caller (that fits fit1_max).
+  int buffers_for(Index length) const {
+    return fit2 >= length ? 2 : fit1 >= length ? 1 : fit2_max >= length ? 2 : 1;
+  }
+  /// The longest pencil the default choice of buffers holds (default_buffers()).
+  Index longest() const { return fit2 >= 1 ? fit2 : fit1 >= 1 ? fit1 : fit2_max >= 1 ? fit2_max : fit1_max; }
+  /// Buffers of the default choice.
+  int default_buffers() const { return fit2 >= 1 || (fit1 < 1 && fit2_max >= 1) ? 2 : 1; }
+};
+
+/// Shortens pencils of `length` cells along rows of `nx` cells while there are fewer than
+/// pencil_blocks_per_sm per multiprocessor (`rows` rows of pencils), then evens out the pencils
+/// of a row (8 cells with room for 5: 4 + 4, not 5 + 3).
+inline Index pencil_balance(Index length, Index nx, long rows, int multiprocessors) {
+  while (length > 1 && static_cast<long>((nx + length - 1) / length) * rows <
+                           static_cast<long>(pencil_blocks_per_sm) * multiprocessors)
+    --length;
+  const Index per_row = (nx + length - 1) / length;
+  return (nx + per_row - 1) / per_row;
+}
+
+/// The plan of the strategies with one block per X-pencil (X-pencil, X-pencil-tile).
+struct PencilPlan {
+  Support support;      ///< whether it can run
+  LaunchShape shape;    ///< blocks, threads, shared bytes
+  PencilLayout layout;  ///< staging buffers and boundaries
+  Index length = 1;     ///< L: target cells per pencil
+  Index pencils_x = 1;  ///< pencils per row: ceil(nx / L)
+  Index pencils = 0;    ///< pencils in the grid
+
+  /// Fills the decomposition and the shape for pencils of `length` cells in rows of `nx` cells
+  /// (`rows` of them), `threads` per block; Tuning::blocks caps the blocks (one per pencil).
+  void finish(Index nx, Index rows, Index len, const PencilLayout& l, unsigned threads, const Tuning& t) {
+    length = len;
+    pencils_x = (nx + len - 1) / len;
+    pencils = pencils_x * rows;
+    layout = l;
+    const unsigned blocks =
+        t.blocks ? std::min<unsigned>(t.blocks, static_cast<unsigned>(pencils)) : static_cast<unsigned>(pencils);
+    shape = {std::max(1u, blocks), std::max(1u, threads), layout.bytes};
+  }
+};
 
 }  // namespace cellint::detail

@@ -124,110 +124,58 @@ struct XPencilInteract {
   }
 };
 
-/// Launch plan of X-pencil.
-struct XPencilPlan {
-  Support support;
-  LaunchShape shape;
-  PencilLayout layout;
-  Index length = 1, pencils_x = 1, pencils = 0;
-};
-
-/// The launch-shape rule of the file comment.
+/// The launch-shape rule of strategies/x_pencil.hpp.
 template <class B, class R, int D, class F>
-XPencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+PencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   using K = XPencilInteract<F, R, D>;
   using Rec = typename K::Rec;
-  XPencilPlan plan;
-  if (!B::is_gpu_like) {
-    plan.support = Support::no("x-pencil needs a GPU-like backend (Emulated, Cuda or Hip)");
-    return plan;
-  }
+  PencilPlan plan;
   const DeviceProperties& p = c.props;
+  if (!(plan.support = pencil_checks<B>("x-pencil", t, p)).ok) return plan;
   const auto& g = c.geometry();
   const Index nx = g.cells[0];
   const Index rows = g.cell_count() / nx;
   const Index mc = c.source_max_per_cell();
   const double mean = c.mean_targets_per_cell();
   const unsigned cap = pencil_thread_cap<B>(p, K{c.views, f, nullptr, {}, 1, 1, 0});
-  if (t.pencil_length < 0) {
-    plan.support =
-        Support::no(cat("x-pencil: Tuning::pencil_length = ", t.pencil_length, " is negative"));
+  const PencilFit fit = PencilFit::make<Rec>(t, p, mc);
+  Index length = t.pencil_length > 0 ? std::min<Index>(t.pencil_length, nx) : 1;
+  if (fit.fit1_max < length) {
+    plan.support = Support::no(
+        t.pencil_length > 0
+            ? cat("x-pencil: Tuning::pencil_length = ", length, " needs ", length + 2, " cells x M_C = ", mc,
+                  " particles x ", sizeof(Rec), " bytes = ", PencilLayout::make<Rec>(length, mc, 1).bytes,
+                  " bytes of shared memory, more than the budget of ", fit.budget_max,
+                  " bytes; choose a shorter pencil or leave pencil_length at 0")
+            : cat("x-pencil: one pencil of 3 cells (1 target cell and 2 ghosts) with M_C = ", mc,
+                  " particles per cell needs 3 x ", mc, " x ", sizeof(Rec),
+                  " bytes + boundaries = ", PencilLayout::make<Rec>(1, mc, 1).bytes,
+                  " bytes of shared memory, more than the budget of ", fit.budget_max, " bytes",
+                  t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
+                  "; use smaller cells (fewer particles per cell)",
+                  t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
+                  " or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
     return plan;
   }
-  if (t.shared_bytes > p.shared_per_block_optin) {
-    plan.support = Support::no(cat("x-pencil: Tuning::shared_bytes = ", t.shared_bytes,
-                                   " exceeds the device's shared memory per block (",
-                                   p.shared_per_block_optin, " bytes after opting in)"));
-    return plan;
-  }
-  const std::size_t budget_default = t.shared_bytes ? t.shared_bytes : p.shared_per_block;
-  const std::size_t budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
-  // The largest L allowed by each budget and buffer count.
-  const Index fit2 = pencil_cells_that_fit<Rec>(budget_default, mc, 2);
-  const Index fit1 = pencil_cells_that_fit<Rec>(budget_default, mc, 1);
-  const Index fit2_max = pencil_cells_that_fit<Rec>(budget_max, mc, 2);
-  const Index fit1_max = pencil_cells_that_fit<Rec>(budget_max, mc, 1);
-  Index length = 0;
-  int buffers = 2;
-  if (t.pencil_length > 0) {
-    length = std::min<Index>(t.pencil_length, nx);
-    buffers = fit2 >= length ? 2 : fit1 >= length ? 1 : fit2_max >= length ? 2 : 1;
-    if (fit1_max < length) {
-      plan.support =
-          Support::no(cat("x-pencil: Tuning::pencil_length = ", length, " needs ", length + 2,
-                          " cells x M_C = ", mc, " particles x ", sizeof(Rec),
-                          " bytes = ", PencilLayout::make<Rec>(length, mc, 1).bytes,
-                          " bytes of shared memory, more than the budget of ", budget_max,
-                          " bytes; choose a shorter pencil or leave pencil_length at 0"));
-      return plan;
-    }
-  } else {
-    if (fit1_max < 1) {
-      plan.support = Support::no(
-          cat("x-pencil: one pencil of 3 cells (1 target cell and 2 ghosts) with M_C = ", mc,
-              " particles per cell needs 3 x ", mc, " x ", sizeof(Rec),
-              " bytes + boundaries = ", PencilLayout::make<Rec>(1, mc, 1).bytes,
-              " bytes of shared memory, more than the budget of ", budget_max, " bytes",
-              t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
-              "; use smaller cells (fewer particles per cell)",
-              t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
-              " or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
-      return plan;
-    }
-    // Longest pencil whose expected targets fit the preferred block size (at least one cell).
+  int buffers = fit.buffers_for(length);
+  if (t.pencil_length == 0) {
+    // The longest pencil whose expected targets fit the preferred block size (at least one
+    // cell) and the budget, balanced over the multiprocessors.
     const unsigned pref = pencil_preferred<B>(cap);
     Index want = 1;
-    while (want < nx && pencil_expected_targets(mean, want + 1, mc) <= static_cast<long>(pref))
-      ++want;
-    // Two buffers in the default budget, else one; the opt-in budget only when needed.
-    const Index fit = fit2 >= 1 ? fit2 : fit1 >= 1 ? fit1 : fit2_max >= 1 ? fit2_max : fit1_max;
-    buffers = fit2 >= 1 || (fit1 < 1 && fit2_max >= 1) ? 2 : 1;
-    length = std::min(want, fit);
-    // Shrink while there are few pencils per multiprocessor (paper 7.1: fewer than one), then
-    // even out the pencils of a row.
-    while (length > 1 && static_cast<long>((nx + length - 1) / length) * rows <
-                             static_cast<long>(pencil_blocks_per_sm) * p.multiprocessors)
-      --length;
-    const Index per_row = (nx + length - 1) / length;
-    length = (nx + per_row - 1) / per_row;
+    while (want < nx && pencil_expected_targets(mean, want + 1, mc) <= static_cast<long>(pref)) ++want;
+    buffers = fit.default_buffers();
+    length = pencil_balance(std::min(want, fit.longest()), nx, rows, p.multiprocessors);
   }
-  plan.length = length;
-  plan.pencils_x = (nx + length - 1) / length;
-  plan.pencils = plan.pencils_x * rows;
-  plan.layout = PencilLayout::make<Rec>(length, mc, buffers);
   const unsigned threads =
-      t.threads ? std::min(t.threads, cap)
-                : pencil_round_threads<B>(pencil_expected_targets(mean, length, mc), cap);
-  const unsigned blocks = t.blocks
-                              ? std::min<unsigned>(t.blocks, static_cast<unsigned>(plan.pencils))
-                              : static_cast<unsigned>(plan.pencils);
-  plan.shape = {std::max(1u, blocks), std::max(1u, threads), plan.layout.bytes};
+      t.threads ? std::min(t.threads, cap) : pencil_round_threads<B>(pencil_expected_targets(mean, length, mc), cap);
+  plan.finish(nx, rows, length, PencilLayout::make<Rec>(length, mc, buffers), threads, t);
   return plan;
 }
 
 template <>
 struct StrategyImpl<XPencil> {
-  using Plan = XPencilPlan;  ///< support, shape, layout, pencil length
+  using Plan = PencilPlan;  ///< support, shape, layout, pencil length
   /// The rule of strategies/x_pencil.hpp; no only when one pencil of L+2 cells of M_C particles
   /// does not fit the shared-memory budget (L = Tuning::pencil_length, or 1 by default).
   template <class B, class R, int D, class F>

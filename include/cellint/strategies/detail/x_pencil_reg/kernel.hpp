@@ -188,51 +188,36 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
   using Rec = typename Kern::Rec;
   constexpr int K = Kern::K;
   XPencilRegPlan plan;
-  if (!B::is_gpu_like) {
-    plan.support = Support::no("x-pencil-reg needs a GPU-like backend (Emulated, Cuda or Hip)");
-    return plan;
-  }
+  const DeviceProperties& p = c.props;
+  if (!(plan.support = pencil_checks<B>("x-pencil-reg", t, p, false)).ok) return plan;
   if (!c.views.same) {
     plan.support = Support::no("x-pencil-reg stages its targets from registers as sources: it runs one set only "
                                "(two sets: x-pencil, par-cell or par-part-noloop)");
     return plan;
   }
-  const DeviceProperties& p = c.props;
-  const auto& g = c.geometry();
-  const Index n[3] = {g.cells[0], g.cells[1], D == 3 ? g.cells[D - 1] : 1};
-  const Index mc = c.source_max_per_cell();
-  const double mean = c.mean_targets_per_cell();
-  const unsigned cap = pencil_thread_cap<B>(p, Kern{c.views, f, nullptr, {}, {1, 1, 1}, {1, 1, 1}, 0});
   for (int d = 0; d < 3; ++d)
     if (t.subbox[d] < 0 || (d >= D && t.subbox[d] > 1)) {
       plan.support = Support::no(cat("x-pencil-reg: Tuning::subbox[", d, "] = ", t.subbox[d],
                                      d >= D ? " must be 0 or 1 in 2D" : " is negative"));
       return plan;
     }
-  if (t.shared_bytes > p.shared_per_block_optin) {
-    plan.support = Support::no(cat("x-pencil-reg: Tuning::shared_bytes = ", t.shared_bytes,
-                                   " exceeds the device's shared memory per block (",
-                                   p.shared_per_block_optin, " bytes after opting in)"));
-    return plan;
-  }
-  const std::size_t budget_default = t.shared_bytes ? t.shared_bytes : p.shared_per_block;
-  const std::size_t budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
-  // Rows per sub-box: one unless asked for (see the file comment for why).
+  const auto& g = c.geometry();
+  const Index n[3] = {g.cells[0], g.cells[1], D == 3 ? g.cells[D - 1] : 1};
+  const Index mc = c.source_max_per_cell();
+  const double mean = c.mean_targets_per_cell();
+  const unsigned cap = pencil_thread_cap<B>(p, Kern{c.views, f, nullptr, {}, {1, 1, 1}, {1, 1, 1}, 0});
+  // Rows per sub-box: one unless asked for (see strategies/x_pencil_reg.hpp for why).
   const Index sy = t.subbox[1] ? std::min<Index>(t.subbox[1], n[1]) : 1;
   const Index sz = t.subbox[2] ? std::min<Index>(t.subbox[2], n[2]) : 1;
   const Index extra = sy * sz + 1;
-  const Index fit2 = pencil_cells_that_fit<Rec>(budget_default, mc, 2, extra);
-  const Index fit1 = pencil_cells_that_fit<Rec>(budget_default, mc, 1, extra);
-  const Index fit2_max = pencil_cells_that_fit<Rec>(budget_max, mc, 2, extra);
-  const Index fit1_max = pencil_cells_that_fit<Rec>(budget_max, mc, 1, extra);
+  const PencilFit fit = PencilFit::make<Rec>(t, p, mc, extra);
   Index sx = t.subbox[0] ? std::min<Index>(t.subbox[0], n[0]) : 1;
-  int buffers = 1;
-  if (fit1_max < sx) {
+  if (fit.fit1_max < sx) {
     plan.support = Support::no(
         cat("x-pencil-reg: one staged pencil of ", sx + 2, " cells (", sx,
             " target cell(s) and 2 ghosts) with M_C = ", mc, " particles per cell needs ",
             PencilLayout::make<Rec>(sx, mc, 1, extra).bytes,
-            " bytes of shared memory, more than the budget of ", budget_max, " bytes",
+            " bytes of shared memory, more than the budget of ", fit.budget_max, " bytes",
             t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
             "; use smaller cells (fewer particles per cell), ",
             t.subbox[0] > 1 ? "a smaller Tuning::subbox[0], " : "",
@@ -240,26 +225,16 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
             "or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
     return plan;
   }
-  if (t.subbox[0]) {
-    buffers = fit2 >= sx ? 2 : fit1 >= sx ? 1 : fit2_max >= sx ? 2 : 1;
-  } else {
-    // Longest sub-box whose expected targets fit the registers of the preferred block size.
+  int buffers = fit.buffers_for(sx);
+  if (!t.subbox[0]) {
+    // The longest sub-box whose expected targets fit the registers of the preferred block size
+    // and the budget, balanced over the multiprocessors.
     const long room = static_cast<long>(pencil_preferred<B>(cap)) * K;
     Index want = 1;
-    while (want < n[0] &&
-           pencil_expected_targets(mean, static_cast<long>(want + 1) * sy * sz, mc) <= room)
-      ++want;
-    // Two buffers in the default budget, else one; the opt-in budget only when needed.
-    const Index fit = fit2 >= 1 ? fit2 : fit1 >= 1 ? fit1 : fit2_max >= 1 ? fit2_max : fit1_max;
-    buffers = fit2 >= 1 || (fit1 < 1 && fit2_max >= 1) ? 2 : 1;
-    sx = std::min(want, fit);
-    // Shrink while there are few sub-boxes per multiprocessor, then even out the rows.
+    while (want < n[0] && pencil_expected_targets(mean, static_cast<long>(want + 1) * sy * sz, mc) <= room) ++want;
+    buffers = fit.default_buffers();
     const long rows = static_cast<long>((n[1] + sy - 1) / sy) * ((n[2] + sz - 1) / sz);
-    while (sx > 1 && (n[0] + sx - 1) / sx * rows <
-                         static_cast<long>(pencil_blocks_per_sm) * p.multiprocessors)
-      --sx;
-    const Index per_row = (n[0] + sx - 1) / sx;
-    sx = (n[0] + per_row - 1) / per_row;
+    sx = pencil_balance(std::min(want, fit.longest()), n[0], rows, p.multiprocessors);
   }
   plan.sub[0] = sx;
   plan.sub[1] = sy;

@@ -127,39 +127,18 @@ struct XPencilTileInteract {
   }
 };
 
-/// Launch plan of X-pencil-tile.
-struct XPencilTilePlan {
-  Support support;
-  LaunchShape shape;
-  PencilLayout layout;  ///< one buffer per row: buffers = 3^(Dim-1)
-  Index length = 1, pencils_x = 1, pencils = 0;
-};
-
-/// The launch-shape rule of the file comment.
+/// The launch-shape rule of strategies/x_pencil_tile.hpp.
 template <class B, class R, int D, class F>
-XPencilTilePlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   using K = XPencilTileInteract<F, R, D>;
   using Rec = typename K::Rec;
   constexpr int rows = K::rows;
-  XPencilTilePlan plan;
-  if (!B::is_gpu_like) {
-    plan.support = Support::no("x-pencil-tile needs a GPU-like backend (Emulated, Cuda or Hip)");
-    return plan;
-  }
+  PencilPlan plan;
+  const DeviceProperties& p = c.props;
+  if (!(plan.support = pencil_checks<B>("x-pencil-tile", t, p)).ok) return plan;
   if (!c.views.same) {
     plan.support = Support::no("x-pencil-tile reads its targets from the staged own row: it runs one set only "
                                "(two sets: x-pencil, par-cell or par-part-noloop)");
-    return plan;
-  }
-  const DeviceProperties& p = c.props;
-  if (t.pencil_length < 0) {
-    plan.support = Support::no(cat("x-pencil-tile: Tuning::pencil_length = ", t.pencil_length, " is negative"));
-    return plan;
-  }
-  if (t.shared_bytes > p.shared_per_block_optin) {
-    plan.support = Support::no(cat("x-pencil-tile: Tuning::shared_bytes = ", t.shared_bytes,
-                                   " exceeds the device's shared memory per block (", p.shared_per_block_optin,
-                                   " bytes after opting in)"));
     return plan;
   }
   const auto& g = c.geometry();
@@ -176,53 +155,38 @@ XPencilTilePlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tun
   const std::size_t budget_max = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
   std::size_t budget = t.shared_bytes ? t.shared_bytes : std::min(budget_max, per_sm);
   if (!fits(1, budget)) budget = budget_max;
-  Index length = 0;
-  if (t.pencil_length > 0) {
-    length = std::min<Index>(t.pencil_length, nx);
-    if (!fits(length, budget_max)) {
-      plan.support = Support::no(cat("x-pencil-tile: Tuning::pencil_length = ", length, " stages ", rows, " rows x ",
-                                     length + 2, " cells x M_C = ", mc, " particles x ", sizeof(Rec), " bytes = ",
-                                     PencilLayout::make<Rec>(length, mc, rows).bytes,
-                                     " bytes of shared memory, more than the budget of ", budget_max,
-                                     " bytes; choose a shorter pencil or leave pencil_length at 0"));
-      return plan;
-    }
-  } else {
-    if (!fits(1, budget_max)) {
-      plan.support = Support::no(
-          cat("x-pencil-tile: one pencil of 3 cells in each of ", rows, " rows with M_C = ", mc,
-              " particles per cell needs ", PencilLayout::make<Rec>(1, mc, rows).bytes,
-              " bytes of shared memory, more than the budget of ", budget_max, " bytes",
-              t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
-              "; use smaller cells (fewer particles per cell)", t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
-              " or a strategy that stages one row at a time (x-pencil, par-cell-sm, par-part-noloop)"));
-      return plan;
-    }
-    length = 1;
+  Index length = t.pencil_length > 0 ? std::min<Index>(t.pencil_length, nx) : 1;
+  if (!fits(length, budget_max)) {
+    plan.support = Support::no(
+        t.pencil_length > 0
+            ? cat("x-pencil-tile: Tuning::pencil_length = ", length, " stages ", rows, " rows x ", length + 2,
+                  " cells x M_C = ", mc, " particles x ", sizeof(Rec), " bytes = ",
+                  PencilLayout::make<Rec>(length, mc, rows).bytes, " bytes of shared memory, more than the budget of ",
+                  budget_max, " bytes; choose a shorter pencil or leave pencil_length at 0")
+            : cat("x-pencil-tile: one pencil of 3 cells in each of ", rows, " rows with M_C = ", mc,
+                  " particles per cell needs ", PencilLayout::make<Rec>(1, mc, rows).bytes,
+                  " bytes of shared memory, more than the budget of ", budget_max, " bytes",
+                  t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
+                  "; use smaller cells (fewer particles per cell)",
+                  t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
+                  " or a strategy that stages one row at a time (x-pencil, par-cell-sm, par-part-noloop)"));
+    return plan;
+  }
+  if (t.pencil_length == 0) {
     while (length < nx && fits(length + 1, budget) &&
            pencil_expected_targets(mean, length + 1, mc) <= static_cast<long>(cap))
       ++length;
-    while (length > 1 &&
-           static_cast<long>((nx + length - 1) / length) * nrows < static_cast<long>(pencil_blocks_per_sm) * p.multiprocessors)
-      --length;
-    const Index per_row = (nx + length - 1) / length;
-    length = (nx + per_row - 1) / per_row;
+    length = pencil_balance(length, nx, nrows, p.multiprocessors);
   }
-  plan.length = length;
-  plan.pencils_x = (nx + length - 1) / length;
-  plan.pencils = plan.pencils_x * nrows;
-  plan.layout = PencilLayout::make<Rec>(length, mc, rows);
   unsigned threads = t.threads ? t.threads : pencil_round_threads<B>(pencil_expected_targets(mean, length, mc), cap);
   threads = std::min(std::max(w, (threads + w - 1) / w * w), std::max(w, cap));
-  const unsigned blocks =
-      t.blocks ? std::min<unsigned>(t.blocks, static_cast<unsigned>(plan.pencils)) : static_cast<unsigned>(plan.pencils);
-  plan.shape = {std::max(1u, blocks), threads, plan.layout.bytes};
+  plan.finish(nx, nrows, length, PencilLayout::make<Rec>(length, mc, rows), threads, t);
   return plan;
 }
 
 template <>
 struct StrategyImpl<XPencilTile> {
-  using Plan = XPencilTilePlan;  ///< support, shape, layout, pencil length
+  using Plan = PencilPlan;  ///< support, shape, layout, pencil length
   /// The rule of strategies/x_pencil_tile.hpp; no when one pencil of 3 cells in each row around
   /// it does not fit the shared-memory budget.
   template <class B, class R, int D, class F>
