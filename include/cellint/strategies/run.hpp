@@ -25,6 +25,27 @@ typename StrategyImpl<S>::Plan plan_for(const CellGrid<B, R, D>& grid, const F& 
   return StrategyImpl<S>::plan(make_call(grid, p), f, t);
 }
 
+/// The call of grid `targets` with grid `sources` (one set when they are the same object), for
+/// device properties `p`: the seam of two-set interactions.
+/// @throws InvalidArgument when the two grids do not share one cell geometry
+template <class B, class R, int D>
+Call<B, R, D> make_call(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const DeviceProperties& p) {
+  Call<B, R, D> c = make_call(targets, p);
+  if (&targets == &sources) return c;
+  const GridGeometry<R, D>& a = targets.geometry();
+  const GridGeometry<R, D>& b = sources.geometry();
+  bool same = a.cutoff == b.cutoff;
+  for (int d = 0; d < D; ++d)
+    same = same && a.cells[d] == b.cells[d] && a.box.origin[d] == b.box.origin[d] &&
+           a.box.lengths[d] == b.box.lengths[d] && a.box.periodic[d] == b.box.periodic[d];
+  CELLINT_EXPECTS(same, "cellint::interact: targets and sources must be grids over one box with one cutoff and one "
+                  "cell size (same cells per axis, origin, lengths, periodicity); build both with the same box, "
+                  "cutoff and GridOptions::min_cell_width");
+  c.views.sources = sources.view();
+  c.views.same = false;
+  return c;
+}
+
 /// Plans strategy S for call `c` once, and runs it when it can (nothing to launch without
 /// targets). The front door of every named strategy.
 /// @throws Unsupported with the strategy's reason when it cannot run
@@ -38,6 +59,19 @@ Report run_strategy(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F
   rep.strategy = S::kind;
   rep.shape = plan.shape;
   return rep;
+}
+
+/// Runs strategy `k` for the targets of one grid against the sources of another over the same
+/// cell geometry (nothing excluded: two sets), out[t] per target slot. The functor reads both
+/// sides through the same load(); its Attribute handles are checked against both grids.
+/// @throws Unsupported when the strategy cannot run two sets (its reason says which can)
+template <class B, class R, int D, class F>
+Report interact_sets(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f,
+                     typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
+  check_call(targets, f, "interact (targets)");
+  check_call(sources, f, "interact (sources)");
+  const auto c = make_call(targets, sources, B::properties());
+  return dispatch(k, [&](auto tag) { return run_strategy<decltype(tag)>(c, f, out, t); });
 }
 }  // namespace detail
 

@@ -1,0 +1,166 @@
+// Targets and sources from two grids over one cell geometry (detail::interact_sets): every
+// registered strategy either runs two sets and agrees with a double-precision all-pairs oracle
+// (nothing excluded), or refuses with a reason that names the strategies that can.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "support/device_backend.hpp"
+#include "support/strategy_check.hpp"
+
+namespace {
+namespace two_sets_test {
+using namespace cellint;
+using namespace cellint::test;
+using B = CELLINT_TEST_BACKEND;
+
+/// Position-only smooth weights: count, sum w and sum w dr with w = (rc^2 - r^2)^2.
+template <class Real, int Dim>
+struct Weights {
+  struct Accum {
+    Real count, w, wx[Dim];
+  };
+  Real rc2;
+  CELLINT_HD void operator()(Accum& a, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr, Real r2) const {
+    const Real h = rc2 - r2;
+    const Real w = h * h;
+    a.count += Real(1);
+    a.w += w;
+    for (int d = 0; d < Dim; ++d) a.wx[d] += w * dr[d];
+  }
+  // (a symmetric form, so that cell-loop-half gets as far as the one-set rule)
+  CELLINT_HD void symmetric(Accum& ai, Accum& aj, const NoPayload& p, const NoPayload& q, const Vec<Real, Dim>& dr,
+                            Real r2) const {
+    (*this)(ai, p, q, dr, r2);
+    (*this)(aj, q, p, Vec<Real, Dim>{} - dr, r2);
+  }
+};
+
+/// The strategies that cannot run two sets (their plans say "one set").
+inline bool one_set_only(StrategyKind k) {
+  return k == StrategyKind::AllInSM || k == StrategyKind::XPencilReg || k == StrategyKind::XPencilTile ||
+         k == StrategyKind::CellLoopHalf;
+}
+
+/// Targets at `tppc` and sources at `sppc` particles per cell on `cells`^Dim cells; every strategy
+/// that exists on B against the oracle.
+template <class Real, int Dim>
+void check_sets(int cells, double tppc, double sppc, Distribution dist, bool periodic) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D, " << cells << " cells/axis, targets " << tppc << " / sources " << sppc << " per cell, "
+           << to_string(dist) << (periodic ? ", periodic" : ", open") << ", seed " << seed);
+  Box<Real, Dim> box;
+  for (int d = 0; d < Dim; ++d) {
+    box.origin[d] = Real(-0.5) * d;
+    box.lengths[d] = static_cast<Real>(cells);
+    box.periodic[d] = periodic;
+  }
+  const Real rc = 1;
+  CellGrid<B, Real, Dim> targets(box, rc), sources(box, rc);
+  const auto tp = make_positions(targets.geometry(), tppc, dist, seed);
+  const auto sp = make_positions(sources.geometry(), sppc, Distribution::Uniform, seed ^ 0x5157ull);
+  targets.build(tp);
+  sources.build(sp);
+  const Index nt = targets.size(), ns = sources.size();
+  INFO(nt << " targets, " << ns << " sources");
+
+  // The oracle in double, user order; pairs within a relative 1e-5 of the cutoff may go either way.
+  struct Ref {
+    int lo = 0, hi = 0;
+    double w = 0, wx[Dim] = {}, scale = 0;
+  };
+  std::vector<Ref> ref(static_cast<std::size_t>(nt));
+  for (Index t = 0; t < nt; ++t)
+    for (Index s = 0; s < ns; ++s) {
+      double dr[Dim], r2 = 0;
+      for (int d = 0; d < Dim; ++d) {
+        dr[d] = double(tp[d][t]) - double(sp[d][s]);
+        if (periodic) dr[d] -= box.lengths[d] * std::nearbyint(dr[d] / box.lengths[d]);
+        r2 += dr[d] * dr[d];
+      }
+      if (r2 < 1 + 1e-5) ++ref[t].hi;
+      if (r2 >= 1 - 1e-5) continue;
+      ++ref[t].lo;
+      const double w = (1 - r2) * (1 - r2);
+      ref[t].w += w;
+      ref[t].scale += w * (1 + std::sqrt(r2));
+      for (int d = 0; d < Dim; ++d) ref[t].wx[d] += w * dr[d];
+    }
+
+  const Weights<Real, Dim> f{rc * rc};
+  using Accum = typename Weights<Real, Dim>::Accum;
+  int ran = 0;
+  detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
+    using S = decltype(tag);
+    if (S::gpu_like ? !B::is_gpu_like : B::device_memory) return;  // cannot exist on B
+    INFO("strategy " << S::name);
+    Buffer<B, Accum> out(static_cast<std::size_t>(std::max<Index>(nt, 1)));
+    out.fill_bytes(0xFF);
+    if (one_set_only(S::kind)) {
+      try {
+        detail::interact_sets(S::kind, targets, sources, f, out.data());
+        FAIL("expected Unsupported");
+      } catch (const Unsupported& e) {
+        CHECK(std::string(e.what()).find("one set") != std::string::npos);
+      }
+      return;
+    }
+    detail::interact_sets(S::kind, targets, sources, f, out.data());
+    B::synchronize();
+    ++ran;
+    const auto got = targets.to_user_order(out.data());
+    const double tol = sizeof(Real) == 4 ? 2e-5 : 1e-11;
+    int bad = 0;
+    for (Index t = 0; t < nt && bad < 5; ++t) {
+      const Ref& r = ref[t];
+      const Accum& a = got[t];
+      bool ok = a.count >= r.lo && a.count <= r.hi && std::abs(a.w - r.w) <= tol * (r.scale + 1e-30) + 1e-6;
+      for (int d = 0; d < Dim; ++d) ok = ok && std::abs(a.wx[d] - r.wx[d]) <= tol * (r.scale + 1e-30) + 1e-6;
+      if (!ok) {
+        ++bad;
+        UNSCOPED_INFO("target " << t << ": count " << a.count << " (oracle " << r.lo << ".." << r.hi << "), w "
+                                << a.w << " (oracle " << r.w << ")");
+      }
+    }
+    CHECK(bad == 0);
+  });
+  CHECK(ran > 0);
+}
+
+TEST_CASE("two sets: every strategy runs them against the oracle or says it runs one set",
+          CELLINT_TEST_TAG "[two-sets]") {
+  for (bool periodic : {false, true}) {
+    check_sets<float, 3>(4, 3, 8, Distribution::Uniform, periodic);
+    check_sets<double, 2>(6, 5, 2, Distribution::Clustered, periodic);
+    check_sets<float, 2>(5, 0.4, 40, Distribution::OnFaces, periodic);   // few targets, many sources
+    check_sets<double, 3>(3, 30, 0.4, Distribution::Uniform, periodic);  // many targets, few sources
+    check_sets<float, 3>(3, 4, 0, Distribution::Uniform, periodic);      // no sources
+    check_sets<float, 3>(3, 0, 4, Distribution::Uniform, periodic);      // no targets
+  }
+}
+
+TEST_CASE("two sets: grids over another geometry are refused", CELLINT_TEST_TAG "[two-sets]") {
+  Box<float, 3> a, b;
+  for (int d = 0; d < 3; ++d) a.lengths[d] = b.lengths[d] = 4;
+  b.lengths[2] = 5;
+  CellGrid<B, float, 3> ga(a, 1.0f), gb(b, 1.0f), gc(a, 1.0f, GridOptions<float>{}), gw(a, 1.0f, [] {
+    GridOptions<float> o;
+    o.min_cell_width = 2;
+    return o;
+  }());
+  for (auto* g : {&ga, &gb, &gc, &gw}) g->build(make_positions(g->geometry(), 2, Distribution::Uniform, 3));
+  const Weights<float, 3> f{1.0f};
+  Buffer<B, Weights<float, 3>::Accum> out(static_cast<std::size_t>(ga.size() + 1));
+  const StrategyKind k = B::is_gpu_like ? StrategyKind::ParPartNoLoop : StrategyKind::CellLoop;
+  CHECK_THROWS_WITH(detail::interact_sets(k, ga, gb, f, out.data()), Catch::Contains("one box with one cutoff"));
+  CHECK_THROWS_WITH(detail::interact_sets(k, ga, gw, f, out.data()), Catch::Contains("cell size"));
+  CHECK_NOTHROW(detail::interact_sets(k, ga, gc, f, out.data()));
+  B::synchronize();
+}
+
+}  // namespace two_sets_test
+}  // namespace
