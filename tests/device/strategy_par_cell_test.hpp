@@ -41,30 +41,6 @@ void expect_pass(StrategyKind k, const Case& c, const Tuning& t = {}) {
   CHECK(cellint::test::check_strategy<Backend, Real, Dim, Acc>(k, c, t) == Outcome::Passed);
 }
 
-/// Uniform particles, open and periodic, at 1, 10 and 100 particles per cell (100 on small grids
-/// under the emulator: the O(N^2) oracle dominates the run time). `full` = false keeps a subset.
-template <class Real, class Acc>
-void sweep(StrategyKind k, bool full = true) {
-  for (bool periodic : {false, true}) {
-    expect_pass<Real, 3, Acc>(k, Case{4, 10, Distribution::Uniform, periodic});
-    expect_pass<Real, 2, Acc>(k, Case{3, 100, Distribution::Uniform, periodic});
-    if (full) {
-      expect_pass<Real, 2, Acc>(k, Case{6, 1, Distribution::Uniform, periodic});
-      expect_pass<Real, 2, Acc>(k, Case{5, 10, Distribution::Uniform, periodic});
-      expect_pass<Real, 3, Acc>(k, Case{5, 1, Distribution::Uniform, periodic});
-      expect_pass<Real, 3, Acc>(k, periodic ? Case{3, 40, Distribution::Uniform, true}
-                                            : Case{2, 100, Distribution::Uniform, false});
-    }
-#if defined(CELLINT_TEST_GPU)
-    expect_pass<Real, 3, Acc>(k, Case{3, 100, Distribution::Uniform, periodic});
-    expect_pass<Real, 2, Acc>(k, Case{64, 10, Distribution::Uniform, periodic});
-    expect_pass<Real, 3, Acc>(k, Case{32, 10, Distribution::Uniform, periodic});
-    expect_pass<Real, 3, Acc>(k, Case{16, 1, Distribution::Uniform, periodic});
-    expect_pass<Real, 3, Acc>(k, Case{8, 100, Distribution::Uniform, periodic});
-#endif
-  }
-}
-
 using cellint::test::CountCandidates;
 using cellint::test::IdMix;
 
@@ -98,19 +74,8 @@ std::string refusal(StrategyKind k, const Tuning& t) {
   return "supports() said no but interact_with ran";
 }
 
-TEST_CASE("par-cell matches the oracle (uniform, 2D/3D, open/periodic, float/double/mixed)",
-          CELLINT_TEST_TAG "[par-cell]") {
-  sweep<float, float>(StrategyKind::ParCell);
-  sweep<double, double>(StrategyKind::ParCell);
-  sweep<float, double>(StrategyKind::ParCell, false);
-}
-
-TEST_CASE("par-cell-sm matches the oracle (uniform, 2D/3D, open/periodic, float/double/mixed)",
-          CELLINT_TEST_TAG "[par-cell-sm]") {
-  sweep<float, float>(StrategyKind::ParCellSM);
-  sweep<double, double>(StrategyKind::ParCellSM);
-  sweep<float, double>(StrategyKind::ParCellSM, false);
-}
+// The uniform oracle sweep, tiny and empty grids, wide cells and stable binning: the conformance
+// test (conformance_test.hpp). Here: what is particular to one block per cell.
 
 TEST_CASE("par-cell and par-cell-sm on clustered, lattice and on-face particles",
           CELLINT_TEST_TAG "[par-cell][par-cell-sm]") {
@@ -133,31 +98,6 @@ TEST_CASE("par-cell and par-cell-sm on clustered, lattice and on-face particles"
       expect_pass<float, 3>(k, Case{16, 10, Distribution::OnFaces, periodic});
 #endif
     }
-  }
-}
-
-TEST_CASE("par-cell and par-cell-sm on grids with fewer than 3 cells, wide cells, stable binning",
-          CELLINT_TEST_TAG "[par-cell][par-cell-sm]") {
-  for (StrategyKind k : both) {
-    for (int cells : {1, 2}) {
-      expect_pass<float, 3>(k, Case{cells, 10, Distribution::Uniform, false});
-      expect_pass<double, 2>(k, Case{cells, 10, Distribution::OnFaces, false});
-      expect_pass<float, 2, double>(k, Case{cells, 30, Distribution::Uniform, false});
-    }
-    for (bool periodic : {false, true}) {
-      expect_pass<float, 3>(k, Case{3, 10, Distribution::Uniform, periodic, 1.75});
-      expect_pass<double, 2>(k, Case{4, 10, Distribution::OnFaces, periodic, 2.5});
-      expect_pass<double, 3>(k, Case{4, 5, Distribution::Uniform, periodic, 1.0, true});
-    }
-  }
-}
-
-TEST_CASE("par-cell and par-cell-sm with no particles and with one particle", CELLINT_TEST_TAG "[par-cell][par-cell-sm]") {
-  for (StrategyKind k : both) {
-    expect_pass<float, 3>(k, Case{3, 0, Distribution::Uniform, true});
-    expect_pass<double, 2>(k, Case{4, 0, Distribution::Uniform, false});
-    expect_pass<float, 3>(k, Case{3, 1.0 / 27, Distribution::Uniform, true});
-    expect_pass<float, 2>(k, Case{3, 1.0 / 9, Distribution::Uniform, false});
   }
 }
 

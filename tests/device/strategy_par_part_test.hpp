@@ -11,36 +11,9 @@ using namespace cellint;
 using namespace cellint::test;
 using B = CELLINT_TEST_BACKEND;
 
-template <class Real, int Dim, class Acc = Real>
-void sweep(StrategyKind k) {
-#if defined(CELLINT_TEST_GPU)
-  const int big = Dim == 3 ? 16 : 64;
-#else
-  const int big = Dim == 3 ? 4 : 6;
-#endif
-  for (bool periodic : {false, true})
-    for (double ppc : {1.0, 10.0, 100.0})
-      for (auto dist : {Distribution::Uniform, Distribution::Clustered, Distribution::OnFaces}) {
-        Case c;
-        c.cells = ppc > 50 ? 3 : big;
-        c.ppc = ppc;
-        c.dist = dist;
-        c.periodic = periodic;
-        REQUIRE(check_strategy<B, Real, Dim, Acc>(k, c) == Outcome::Passed);
-      }
-}
-
-TEST_CASE("par-part-noloop matches the oracle", CELLINT_TEST_TAG "[par-part-noloop]") {
-  sweep<float, 3>(StrategyKind::ParPartNoLoop);
-  sweep<double, 3>(StrategyKind::ParPartNoLoop);
-  sweep<float, 3, double>(StrategyKind::ParPartNoLoop);
-  sweep<float, 2>(StrategyKind::ParPartNoLoop);
-  sweep<double, 2>(StrategyKind::ParPartNoLoop);
-}
+// The oracle sweep of both strategies is the conformance test's (conformance_test.hpp).
 
 TEST_CASE("par-part-loop matches the oracle with few blocks", CELLINT_TEST_TAG "[par-part-loop]") {
-  sweep<float, 3>(StrategyKind::ParPartLoop);
-  sweep<double, 2>(StrategyKind::ParPartLoop);
   Tuning t;
   t.blocks = 3;
   t.threads = 96;

@@ -7,45 +7,9 @@
 using namespace cellint;
 using namespace cellint::test;
 
-namespace {
-template <class Real, int Dim, class Acc = Real>
-void sweep(StrategyKind k) {
-  for (bool periodic : {false, true})
-    for (double ppc : {1.0, 10.0, 40.0})
-      for (auto dist : {Distribution::Uniform, Distribution::Clustered, Distribution::Lattice, Distribution::OnFaces}) {
-        Case c;
-        c.cells = Dim == 3 ? (ppc > 20 ? 3 : 5) : 7;
-        c.ppc = ppc;
-        c.dist = dist;
-        c.periodic = periodic;
-        REQUIRE(check_strategy<Host, Real, Dim, Acc>(k, c) == Outcome::Passed);
-      }
-}
-}  // namespace
 
-TEST_CASE("cell loop matches the oracle", "[host][cell-loop]") {
-  sweep<float, 3>(StrategyKind::CellLoop);
-  sweep<double, 3>(StrategyKind::CellLoop);
-  sweep<float, 3, double>(StrategyKind::CellLoop);
-  sweep<float, 2>(StrategyKind::CellLoop);
-  sweep<double, 2>(StrategyKind::CellLoop);
-}
-
-TEST_CASE("half-shell cell loop matches the oracle", "[host][cell-loop-half]") {
-  sweep<float, 3>(StrategyKind::CellLoopHalf);
-  sweep<double, 3>(StrategyKind::CellLoopHalf);
-  sweep<double, 2>(StrategyKind::CellLoopHalf);
-  sweep<float, 2, double>(StrategyKind::CellLoopHalf);
-}
-
-TEST_CASE("brute force matches the oracle", "[host][brute-force]") {
-  Case c;
-  c.cells = 4;
-  c.periodic = true;
-  REQUIRE(check_strategy<Host, double, 3>(StrategyKind::BruteForce, c) == Outcome::Passed);
-  c.periodic = false;
-  REQUIRE(check_strategy<Host, float, 2>(StrategyKind::BruteForce, c) == Outcome::Passed);
-}
+// The oracle sweep of cell-loop, cell-loop-half and brute-force on Host: the conformance test
+// (tests/host/conformance_test.cpp).
 
 TEST_CASE("cells wider than the cutoff, non-cubic and tiny grids", "[host][cell-loop]") {
   for (double w : {1.0, 1.7})

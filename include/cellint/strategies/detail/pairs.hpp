@@ -109,6 +109,17 @@ CELLINT_HD CELLINT_INLINE void accumulate(const F& f, const Src& src, Index lo, 
   }
 }
 
+/// accumulate() over [lo, skip) and (skip, hi), for `skip` in [lo, hi): the target itself in
+/// its own staged row (one set).
+CELLINT_HD_WARNING_DISABLE
+template <class T, class F, class Real, int Dim, class Src>
+CELLINT_HD CELLINT_INLINE void accumulate_around(const F& f, const Src& src, Index lo, Index hi, Index skip,
+                                                 const Vec<Real, Dim>& xt, const typename T::Payload& pt,
+                                                 Real rc2, typename T::Accum& acc) {
+  accumulate<T>(f, src, lo, skip, xt, pt, rc2, acc);
+  accumulate<T>(f, src, skip + 1, hi, xt, pt, rc2, acc);
+}
+
 /// accumulate() over [lo, hi) without source `skip` (the target itself in one set, see
 /// PairViews::excluded(); outside [lo, hi), e.g. -1, it skips nothing).
 CELLINT_HD_WARNING_DISABLE
@@ -117,12 +128,10 @@ CELLINT_HD CELLINT_INLINE void accumulate_except(const F& f, const Src& src, Ind
                                                  Index skip, const Vec<Real, Dim>& xt,
                                                  const typename T::Payload& pt, Real rc2,
                                                  typename T::Accum& acc) {
-  if (skip >= lo && skip < hi) {
-    accumulate<T>(f, src, lo, skip, xt, pt, rc2, acc);
-    accumulate<T>(f, src, skip + 1, hi, xt, pt, rc2, acc);
-  } else {
+  if (skip >= lo && skip < hi)
+    accumulate_around<T>(f, src, lo, hi, skip, xt, pt, rc2, acc);
+  else
     accumulate<T>(f, src, lo, hi, xt, pt, rc2, acc);
-  }
 }
 
 /// The cutoff squared of a geometry (what the pair term compares r2 with).

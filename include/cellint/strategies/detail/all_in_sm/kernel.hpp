@@ -457,7 +457,10 @@ struct AllInSMInteract {
         const int dy = n % 3 - 1;
         const int dz = Dim == 3 ? n / 3 - 1 : 0;
         const Index* nrow = crow + (dy + dz * w[1]) * rl;
-        accumulate_except<T>(f, src, nrow[x - 1], nrow[x + 2], j, xt, pt, rc2, acc);  // j: the target itself
+        if (dy == 0 && dz == 0)  // the own row holds the target itself (slot j)
+          accumulate_around<T>(f, src, nrow[x - 1], nrow[x + 2], j, xt, pt, rc2, acc);
+        else
+          accumulate<T>(f, src, nrow[x - 1], nrow[x + 2], xt, pt, rc2, acc);
       }
       out[gslot] = acc;
     }

@@ -26,7 +26,7 @@ namespace cellint::detail {
 /// position and payload, padded for vector loads), then `buffers` x (L+3) local cell
 /// boundaries. Barriers: one per staged pencil with two buffers (the store goes to the buffer
 /// nobody reads); with one buffer a second one before each store.
-template <class F, class Real, int Dim>
+template <class F, class Real, int Dim, bool Same = true>
 struct XPencilInteract {
   using T = FunctorTraits<F, Real, Dim>;
   using Rec = StagedParticle<Real, Dim, typename T::Payload>;
@@ -67,10 +67,12 @@ struct XPencilInteract {
         typename T::Payload pt{};
         auto acc = T::init(f);
         Index lx = 0, self = -1;  // the target's local cell and its slot in the own pencil (one set)
-        if (active && !views.same) {  // two sets: the target comes from its own view
-          xt = tv.position(t);
-          pt = T::load(f, tv, t);
-          lx = last_le(tcs, x0, x1 - 1, t) - x0 + 1;
+        if constexpr (!Same) {  // two sets: the target comes from its own view
+          if (active) {
+            xt = tv.position(t);
+            pt = T::load(f, tv, t);
+            lx = last_le(tcs, x0, x1 - 1, t) - x0 + 1;
+          }
         }
         // Uses the pencil staged in buffer `slot`; in the own row, skips the target itself.
         auto compute = [&](int slot, bool own) {
@@ -78,8 +80,8 @@ struct XPencilInteract {
           const Rec* buf = layout.buffer<Rec>(base, slot);
           const Index* starts = layout.starts<Rec>(base, slot);
           const Index lo = starts[lx - 1], hi = starts[lx + 2];
-          if (own)
-            accumulate_except<T>(f, buf, lo, hi, self, xt, pt, rc2, acc);
+          if (Same && own)  // the own row holds the target itself
+            accumulate_around<T>(f, buf, lo, hi, self, xt, pt, rc2, acc);
           else
             accumulate<T>(f, buf, lo, hi, xt, pt, rc2, acc);
         };
@@ -102,7 +104,7 @@ struct XPencilInteract {
           copy.template store<T>(b, v, f, s, cs, x0, len, shift, Index(0), Index(0), buf, starts);
           b.sync();
           // In one set the own row holds the target (unshifted): read it from there, find its cell.
-          if (j == 0 && active && views.same) {
+          if (Same && j == 0 && active) {
             self = s.left_count + (t - s.mid_begin);
             const Rec r = buf[self];
             for (int d = 0; d < Dim; ++d) xt[d] = r.x[d];
@@ -137,7 +139,8 @@ PencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   const Index rows = g.cell_count() / nx;
   const Index mc = c.source_max_per_cell();
   const double mean = c.mean_targets_per_cell();
-  const unsigned cap = pencil_thread_cap<B>(p, K{c.views, f, nullptr, {}, 1, 1, 0});
+  const unsigned cap = c.views.same ? pencil_thread_cap<B>(p, K{c.views, f, nullptr, {}, 1, 1, 0})
+                                    : pencil_thread_cap<B>(p, XPencilInteract<F, R, D, false>{c.views, f, nullptr, {}, 1, 1, 0});
   const PencilFit fit = PencilFit::make<Rec>(t, p, mc);
   Index length = t.pencil_length > 0 ? std::min<Index>(t.pencil_length, nx) : 1;
   if (fit.fit1_max < length) {
@@ -185,9 +188,15 @@ struct StrategyImpl<XPencil> {
   /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
-    if constexpr (B::is_gpu_like)
-      B::launch(p.shape, XPencilInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
-                c.stream);
+    if constexpr (B::is_gpu_like) {
+      if (c.views.same)
+        B::launch(p.shape, XPencilInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
+                  c.stream);
+      else
+        B::launch(p.shape,
+                  XPencilInteract<F, R, D, false>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
+                  c.stream);
+    }
   }
 };
 

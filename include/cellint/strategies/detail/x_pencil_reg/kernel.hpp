@@ -108,7 +108,7 @@ struct XPencilRegInteract {
             if (!active[k] || dy < -1 || dy > 1 || dz < -1 || dz > 1) continue;
             const Index lo = starts[lx[k] - 1], hi = starts[lx[k] + 2];
             if (dy == 0 && dz == 0)  // the own row holds the target itself
-              accumulate_except<T>(f, buf, lo, hi, left_count + (t[k] - mid_begin), xt[k], pt[k], rc2, acc[k]);
+              accumulate_around<T>(f, buf, lo, hi, left_count + (t[k] - mid_begin), xt[k], pt[k], rc2, acc[k]);
             else
               accumulate<T>(f, buf, lo, hi, xt[k], pt[k], rc2, acc[k]);
           }
