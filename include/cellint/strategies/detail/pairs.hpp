@@ -103,7 +103,20 @@ template <class T, class F, class Real, int Dim, class Src>
 CELLINT_HD CELLINT_INLINE void accumulate(const F& f, const Src& src, Index lo, Index hi,
                                           const Vec<Real, Dim>& xt, const typename T::Payload& pt,
                                           Real rc2, typename T::Accum& acc) {
-  for (Index j = lo; j < hi; ++j) {
+  // Four sources are read before any of them is used: the loads of a group are in flight
+  // together whatever the compiler's scheduler decides (the loop is latency-bound on them).
+  Index j = lo;
+  for (; j + 4 <= hi; j += 4) {
+    const auto s0 = src[j];
+    const auto s1 = src[j + 1];
+    const auto s2 = src[j + 2];
+    const auto s3 = src[j + 3];
+    accumulate_pair<T>(f, s0, xt, pt, rc2, acc);
+    accumulate_pair<T>(f, s1, xt, pt, rc2, acc);
+    accumulate_pair<T>(f, s2, xt, pt, rc2, acc);
+    accumulate_pair<T>(f, s3, xt, pt, rc2, acc);
+  }
+  for (; j < hi; ++j) {
     const auto s = src[j];
     accumulate_pair<T>(f, s, xt, pt, rc2, acc);
   }

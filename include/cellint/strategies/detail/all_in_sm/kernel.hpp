@@ -440,7 +440,7 @@ struct AllInSMInteract {
       }
       const Index* crow = cstart + r * rl;
       const Index j = crow[1] + (box_particles + k - scan[R + i]);
-      const int x = last_le(crow, 1, t[0], j);
+      const int x = 1 + last_le(crow + 1, 0, t[0] - 1, j);
       const Row& row = rows[r];
       const Index gslot = row.g_mid + (j - scan[r] - row.n_left);
 
