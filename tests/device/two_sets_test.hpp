@@ -132,7 +132,7 @@ void check_sets(int cells, double tppc, double sppc, Distribution dist, bool per
 }
 
 TEST_CASE("two sets: every strategy runs them against the oracle or says it runs one set",
-          CELLINT_TEST_TAG "[two-sets]") {
+          CELLINT_TEST_TAG "[two-sets][sanitize]") {
   for (bool periodic : {false, true}) {
     check_sets<float, 3>(4, 3, 8, Distribution::Uniform, periodic);
     check_sets<double, 2>(6, 5, 2, Distribution::Clustered, periodic);
