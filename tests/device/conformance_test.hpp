@@ -125,9 +125,11 @@ std::vector<Case> cases(Precision p) {
   r.push_back(Case{4, 0, Distribution::Uniform, periodic});
   r.push_back(Case{3, 1.0 / (Dim == 2 ? 9 : 27), Distribution::Uniform, periodic});
 #if defined(CELLINT_TEST_GPU)
-  // On a real GPU, grids that fill it (the oracle checks a sample of the particles).
+  // On a real GPU, grids that fill it (the oracle checks a sample of the particles). Clustered:
+  // 1 cell in 16 holds 20x the mean, and on 4096 cells two dense cells can coincide (40x): 3 per
+  // cell keeps M_C near 120, within what All-in-SM and X-pencil-tile stage in double 3D.
   r.push_back(Case{Dim == 2 ? 64 : 16, 10, Distribution::Uniform, true});
-  r.push_back(Case{Dim == 2 ? 64 : 16, 10, Distribution::Clustered, false});
+  r.push_back(Case{Dim == 2 ? 64 : 16, 3, Distribution::Clustered, false});
   r.push_back(Case{Dim == 2 ? 16 : 8, 100, Distribution::Uniform, p == Precision::Float});
 #endif
   return r;
