@@ -7,6 +7,7 @@
 
 #include "cellint/primitives/block_scan.hpp"
 #include "cellint/strategies/detail/neighbors.hpp"
+#include "cellint/strategies/all_in_sm.hpp"  // the tag and its policy
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint::detail {

@@ -5,6 +5,7 @@
 
 #include "cellint/backend/host.hpp"
 #include "cellint/strategies/detail/pairs.hpp"
+#include "cellint/strategies/brute_force.hpp"  // the tag and its policy
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint::detail {

@@ -5,6 +5,7 @@
 
 #include "cellint/backend/host.hpp"
 #include "cellint/strategies/detail/neighbors.hpp"
+#include "cellint/strategies/cell_loop.hpp"  // the tag and its policy
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint::detail {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cellint/strategies/detail/neighbors.hpp"
+#include "cellint/strategies/par_cell.hpp"  // the tag and its policy
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint::detail {

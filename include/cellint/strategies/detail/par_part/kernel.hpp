@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cellint/strategies/detail/neighbors.hpp"
+#include "cellint/strategies/par_part.hpp"  // the tag and its policy
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint::detail {

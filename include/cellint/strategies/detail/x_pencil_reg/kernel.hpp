@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cellint/strategies/detail/pencil.hpp"
+#include "cellint/strategies/x_pencil_reg.hpp"  // the tag and its policy
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint::detail {
