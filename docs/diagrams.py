@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draws the strategy diagrams of docs/strategies.md into docs/images/strategy_*.png.
+"""Draws the strategy diagrams of docs/strategies.md into docs/images/strategy_*.png, and the
+layering of the library into docs/images/architecture.png.
 
     /usr/bin/python3 docs/diagrams.py            # writes every picture
     /usr/bin/python3 docs/diagrams.py binning    # only the ones whose name contains "binning"
@@ -635,8 +636,146 @@ def fig_x_pencil_reg():
     save(fig, "strategy_x_pencil_reg.png")
 
 
+# ---- architecture -------------------------------------------------------------------------------
+
+def fig_architecture():
+    """The layers one interaction call goes through (include/cellint/), top to bottom."""
+    fig = plt.figure(figsize=(11, 7))
+    ax = fig.add_axes([0.0, 0.0, 1.0, 0.95])
+    blank(ax, (-1.3, 22.6), (-0.1, 14.0))
+    ax.set_title("cellint's layers: one interaction call, top to bottom (include/cellint/)", loc="left")
+    LIGHT = "#c9daf8"
+    CALL = "#1f5fa0"
+
+    # front door, Auto, run.hpp
+    box(ax, 2.6, 12.9, 11.3, 0.75, "interact.hpp, the front door\ninteract(grid, f, out)   |   "
+        "interact<Auto>(grid, f, out)", TARGET, fs=8.5, weight="bold")
+    box(ax, 3.7, 11.75, 9.1, 0.6, "tune/ Autotuner (Auto): times auto_candidates(), caches the winner",
+        NEIGH, fs=8)
+    box(ax, 1.0, 10.2, 14.5, 0.95, "strategies/run.hpp: interact_with(kind), detail::interact_sets(targets, "
+        "sources)\nthe only place a strategy's \"no\" becomes an Unsupported exception", REG, fs=8.5,
+        color="white")
+    arrow(ax, (8.25, 12.85), (8.25, 12.4))
+    arrow(ax, (8.25, 11.7), (8.25, 11.2))
+    arrow(ax, (3.4, 12.85), (3.4, 11.2))
+    ax.text(3.25, 12.05, "kind named", ha="right", va="center", fontsize=7.5, color="0.3")
+    ax.text(8.4, 11.45, "the winner's kind", ha="left", va="center", fontsize=7.5, color="0.3")
+
+    # registry and the Call object
+    box(ax, 0.0, 8.5, 10.6, 0.95, "strategies/registry.hpp\nAllStrategies = TypeList<ParPartNoLoop, ..., "
+        "BruteForce>\n-> to_string / strategy_from_name / dispatch / strategies_for<B> / auto_candidates",
+        LIGHT, fs=7.5)
+    box(ax, 11.3, 8.5, 5.2, 0.95, "Call<B, R, D>\n{ PairViews {targets, sources, same},\nstream, device props }",
+        "#dfe9f5", edge=CALL, fs=7.5, color=CALL)
+    ax.patches[-1].set_linestyle("--")
+    ax.patches[-1].set_linewidth(1.6)
+    arrow(ax, (5.3, 10.15), (5.3, 9.5))
+    ax.text(5.45, 9.82, "dispatch(kind)", fontsize=7.5, va="center", color="0.3")
+    arrow(ax, (13.9, 10.15), (13.9, 9.5), color=CALL)
+    ax.text(14.05, 9.82, "built once a call", fontsize=7.5, va="center", color=CALL)
+
+    # strategies: header over detail, one column each
+    names = ["par_part", "par_cell", "cell_loop", "all_in_sm", "x_pencil", "x_pencil_reg", "x_pencil_tile",
+             "brute_force"]
+    pitch, w = 2.07, 1.9
+    cx = {n: 0.95 + pitch * i for i, n in enumerate(names)}
+    ax.text(0.0, 8.12, "strategies/<name>.hpp: tag + policy (defaults, candidates())", fontsize=8,
+            va="center", weight="bold")
+    ax.text(0.0, 7.8, "over strategies/detail/<name>/: plan() once per call, run(), kernel", fontsize=8,
+            va="center", weight="bold")
+    for i, n in enumerate(names):
+        x = cx[n] - w / 2
+        box(ax, x, 6.6, w, 0.55, f"{n}\ntag + policy", BLOCKS[i], fs=7.2,
+            color="black" if i in (5, 6) else "white")
+        ax.add_patch(FancyBboxPatch((x, 5.55), w, 0.9, boxstyle="round,pad=0.02", facecolor=BLOCKS[i],
+                                    alpha=0.25, edgecolor="0.25", lw=1.0, zorder=5))
+        ax.text(cx[n], 6.0, f"detail/\n{n}/\nplan, run, kernel", ha="center", va="center", fontsize=7,
+                zorder=6)
+        arrow(ax, (cx[n], 7.37), (cx[n], 7.2), color=CALL, ms=8, lw=1.0)
+    # the Call handed down to every plan()/run(): a bus over the header row
+    ax.plot([cx[names[0]], 13.9], [7.37, 7.37], color=CALL, lw=1.3, ls="--", zorder=4)
+    ax.plot([13.9, cx[names[-1]]], [7.37, 7.37], color=CALL, lw=1.3, ls="--", zorder=4)
+    ax.plot([13.9, 13.9], [8.45, 7.37], color=CALL, lw=1.3, ls="--", zorder=4)
+    ax.text(14.05, 7.93, "handed to every\nplan() / run();\nstrategies never\nsee the CellGrid", fontsize=7,
+            va="center", color=CALL)
+    arrow(ax, (10.0, 8.45), (10.0, 7.2))
+    ax.text(10.15, 8.12, "picks one", fontsize=7.5, va="center", color="0.3")
+
+    # the shared building blocks in strategies/detail/
+    blocks = {"neighbors": (0.0, 4.7, "strategies/detail/neighbors.hpp\nwrap_axis (the one periodic wrap)\n"
+                            "neighbor_row, for_each_neighbor_range,\naccumulate_neighbors,\nlast_le (cell search)\n"
+                            "(builds on pairs.hpp)"),
+              "block_scan": (4.9, 1.9, "primitives/\nblock_scan.hpp\nblock prefix\nsum"),
+              "pencil": (7.0, 5.25, "strategies/detail/pencil.hpp\nStagedParticle, PencilCopy\n"
+                         "(staging rows / pencils)\nPencilFit, pencil_balance\n(builds on neighbors.hpp)"),
+              "pairs": (12.45, 4.05, "strategies/detail/pairs.hpp\naccumulate_pair (the one pair term)\n"
+                        "accumulate / accumulate_around /\naccumulate_except\nGlobalSources, SoaSources,\n"
+                        "staged records")}
+    by, bh = 3.55, 1.55
+    for k, (x, bw, text) in blocks.items():
+        box(ax, x, by, bw, bh, text, "#eeeeee", fs=7.2)
+    uses = [("par_part", "neighbors", 0), ("par_cell", "neighbors", 0), ("cell_loop", "neighbors", -1.1),
+            ("all_in_sm", "neighbors", -2.6), ("all_in_sm", "block_scan", -1.05), ("x_pencil", "pencil", 0),
+            ("x_pencil_reg", "pencil", 0), ("x_pencil_tile", "pencil", -1.4), ("brute_force", "pairs", 0)]
+    for s, b, dx in uses:
+        arrow(ax, (cx[s], 5.5), (cx[s] + dx, by + bh + 0.05), color="0.35", lw=1.1, ms=10)
+
+    # grid, backend, core
+    box(ax, 0.0, 2.65, 22.5, 0.6, "grid/ CellGrid<B, R, D>: binning, sorted SoA, attributes  ->  view()  "
+        "->  GridView", NEIGH, fs=8.5)
+    ax.plot([-0.02, -0.75, -0.75], [2.95, 2.95, 10.67], color=CALL, lw=1.4, zorder=4)
+    arrow(ax, (-0.75, 10.67), (0.95, 10.67), color=CALL)
+    ax.text(-0.9, 6.8, "view() -> GridView -> PairViews", rotation=90, ha="center", va="center",
+            fontsize=7.5, color=CALL)
+    ax.add_patch(FancyBboxPatch((0.0, 0.05), 15.6, 2.3, boxstyle="round,pad=0.02", facecolor=GHOST,
+                                edgecolor="0.25", lw=1.0, zorder=4))
+    ax.text(0.2, 2.1, "backend/", fontsize=8.5, weight="bold", va="center", zorder=6)
+    box(ax, 0.3, 0.25, 2.4, 1.55, "Host", "white", fs=8)
+    box(ax, 3.0, 0.25, 3.1, 1.55, "Emulated\n(GPU kernels\non the CPU)", "white", fs=8)
+    box(ax, 6.4, 1.4, 4.3, 0.4, "Cuda", "white", fs=8)
+    box(ax, 11.0, 1.4, 4.3, 0.4, "Hip", "white", fs=8)
+    box(ax, 6.4, 0.83, 8.9, 0.4, "one GPU body: detail/gpu/backend.hpp", "white", fs=7.5)
+    box(ax, 6.4, 0.25, 4.3, 0.4, "detail/cuda/runtime.hpp", "white", fs=7.5)
+    box(ax, 11.0, 0.25, 4.3, 0.4, "detail/hip/runtime.hpp", "white", fs=7.5)
+    ax.text(15.3, 2.1, "Cuda + Hip = one GPU body over their runtimes", ha="right", va="center",
+            fontsize=7.5, zorder=6)
+    box(ax, 16.0, 0.05, 6.5, 2.3, "core/\nVec, Box, GridGeometry, errors", GHOST, fs=8.5)
+
+    # inset: targets and sources
+    px, py, pw, ph = 17.1, 3.55, 5.4, 10.1
+    ax.add_patch(FancyBboxPatch((px, py), pw, ph, boxstyle="round,pad=0.02", facecolor="#fafafa",
+                                edgecolor="0.5", lw=1.0, zorder=0.2))
+    ax.text(px + 0.15, py + ph - 0.3, "targets and sources", fontsize=10, weight="bold", va="center")
+    s = 0.8
+    rng = np.random.RandomState(7)
+    sets = []
+    for g, (gx, face, lab) in enumerate([(px + 0.2, TARGET, "target set"), (px + 2.8, SHARED, "source set")]):
+        gy = py + ph - 3.65
+        for i in range(4):
+            ax.plot([gx + i * s, gx + i * s], [gy, gy + 3 * s], color="0.6", lw=0.7, zorder=1)
+            ax.plot([gx, gx + 3 * s], [gy + i * s, gy + i * s], color="0.6", lw=0.7, zorder=1)
+        ax.text(gx + 1.5 * s, gy + 3 * s + 0.2, lab, ha="center", va="bottom", fontsize=8.5, weight="bold",
+                color="#b8860b" if g == 0 else CALL)
+        pts = gx + 0.1 * s + 2.8 * s * rng.rand(9), gy + 0.1 * s + 2.8 * s * rng.rand(9)
+        ax.scatter(*pts, s=26, color=face, edgecolor="0.2", linewidths=0.6, zorder=3)
+        sets.append(list(zip(*pts)))
+    mid = (px + 0.2 + 1.5 * s, py + ph - 3.65 + 1.5 * s)
+    t = min(sets[0], key=lambda q: (q[0] - mid[0]) ** 2 + (q[1] - mid[1]) ** 2)
+    ax.scatter([t[0]], [t[1]], s=70, color=TARGET, edgecolor=REG, linewidths=1.6, zorder=4)
+    for q in sorted(sets[1])[:3]:
+        arrow(ax, q, t, color="0.4", lw=0.8, rad=0.25, ms=8, z=2)
+    ax.text(px + 0.15, py + ph - 3.95,
+            "Two views over one cell geometry:\nPairViews {targets, sources, same}.\n\n"
+            "A target skips a source only when\nsame set and same slot\n(PairViews::excluded).\n\n"
+            "interact(grid, f, out): one set,\nsame = true: skips only itself.\n\n"
+            "interact_sets(T, S): two sets,\nsame = false: skips nothing.",
+            fontsize=8.5, va="top", linespacing=1.45)
+    save(fig, "architecture.png")
+
+
 FIGURES = {"binning": fig_binning, "par_part": fig_par_part, "par_cell": fig_par_cell,
-           "all_in_sm": fig_all_in_sm, "x_pencil": fig_x_pencil, "x_pencil_reg": fig_x_pencil_reg}
+           "all_in_sm": fig_all_in_sm, "x_pencil": fig_x_pencil, "x_pencil_reg": fig_x_pencil_reg,
+           "architecture": fig_architecture}
 
 if __name__ == "__main__":
     want = sys.argv[1:]
