@@ -6,17 +6,16 @@
 
 namespace cellint {
 
-/// Computes, for every particle t of `grid`, the functor's accumulation over all source
-/// particles s != t within the cutoff (periodic images included) and stores it at out[t]
-/// (sorted slot order, backend memory of at least grid.size() elements).
-/// The pointer form does not know the size of `out`: prefer the Buffer or std::vector
-/// overloads, which check it; the pointer form is for memory the caller owns and sized.
+/// Computes, for every particle t of `grid`, the functor's accumulation over all source particles s != t within the
+/// cutoff (periodic images included) and stores it at out[t] (sorted slot order, backend memory of at least grid.size()
+/// elements). The pointer form does not know the size of `out`: prefer the Buffer or std::vector overloads, which check
+/// it; the pointer form is for memory the caller owns and sized.
 ///
-/// @tparam Strategy a strategy tag (ParPartNoLoop, XPencil, ... or Auto, the default: the
-///         fastest eligible strategy, timed once per functor / grid shape / device and cached)
+/// @tparam Strategy a strategy tag (ParPartNoLoop, XPencil, ... or Auto, the default: the fastest eligible strategy,
+///         timed once per functor / grid shape / device and cached)
 /// @throws Unsupported if an explicitly named strategy cannot run here (the reason says why)
-/// @throws InvalidArgument before grid.build(), or for an Attribute handle in `f` that is unset,
-///         of another grid, or dropped by a build()
+/// @throws InvalidArgument before grid.build(), or for an Attribute handle in `f` that is unset, of another grid, or
+///         dropped by a build()
 template <class Strategy = Auto, class B, class R, int D, class F>
 Report interact(const CellGrid<B, R, D>& grid, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
                 const Tuning& t = {}) {
@@ -37,8 +36,8 @@ Report interact(const CellGrid<B, R, D>& grid, const F& f, Buffer<B, typename Fu
   return interact<Strategy>(grid, f, out.data(), t);
 }
 
-/// interact() into a host vector of at least grid.size() elements (checked; backends whose
-/// memory is host memory: Host, Emulated).
+/// interact() into a host vector of at least grid.size() elements (checked; backends whose memory is host memory: Host,
+/// Emulated).
 template <class Strategy = Auto, class B, class R, int D, class F>
 Report interact(const CellGrid<B, R, D>& grid, const F& f, std::vector<typename FunctorTraits<F, R, D>::Accum>& out,
                 const Tuning& t = {}) {

@@ -10,8 +10,8 @@
 
 namespace cellint {
 
-/// An owning array of `T` in `Backend` memory (device memory for GPU backends). Movable, not
-/// copyable. Contents are uninitialised after construction or resize.
+/// An owning array of `T` in `Backend` memory (device memory for GPU backends). Movable, not copyable. Contents are
+/// uninitialised after construction or resize.
 template <class Backend, class T>
 class Buffer {
  public:

@@ -1,9 +1,9 @@
 #pragma once
 /// @file
-/// The Host backend: plain CPU memory; loops run on the calling thread or, when OpenMP is enabled
-/// and a loop is large enough, on it and a small pool of helper threads (see "Host loops" below:
-/// the thread count is OpenMP's, the threads are not an OpenMP team). Strategies on this backend
-/// are the CPU cell loops (full and half-shell) and the O(N^2) oracle.
+/// The Host backend: plain CPU memory; loops run on the calling thread or, when OpenMP is enabled and a loop is large
+/// enough, on it and a small pool of helper threads (see "Host loops" below: the thread count is OpenMP's, the threads
+/// are not an OpenMP team). Strategies on this backend are the CPU cell loops (full and half-shell) and the O(N^2)
+/// oracle.
 
 #include <algorithm>
 #include <atomic>
@@ -34,8 +34,7 @@ struct Host : detail::HostMemory {
   static constexpr int warp_size = 1;         ///< no warps: one thread
   /// Backend name for logs.
   static const char* name() { return "host"; }
-  /// Most threads a parallel loop uses (the caller included): omp_get_max_threads(), 1 without
-  /// OpenMP.
+  /// Most threads a parallel loop uses (the caller included): omp_get_max_threads(), 1 without OpenMP.
   static int threads() {
 #if defined(_OPENMP)
     return omp_get_max_threads();
@@ -81,29 +80,25 @@ namespace detail {
 
 // ---- Host loops ---------------------------------------------------------------------------------
 //
-// A parallel loop of the Host backend is run by the calling thread together with the threads of a
-// small pool (HostPool), never by an OpenMP parallel region. The caller publishes the loop, takes
-// chunks of it like any helper, and returns as soon as every chunk is done: it waits only for
-// chunks that a helper has started, never for a helper that has not shown up. A helper that
-// another process keeps off its core therefore costs at most the chunk it holds (a few
-// microseconds of work), where an OpenMP region's barriers wait for every thread of the team,
-// and, while waiting, spin on their own core for milliseconds (libgomp's GOMP_SPINCOUNT,
-// LLVM's KMP_BLOCKTIME), so that the late thread queues behind the other process for a whole
-// time slice, at every barrier. Idle helpers and a waiting caller spin for at most host_spin_ns
-// (yielding the core every microsecond) and then sleep, which leaves their core to whoever needs
-// it. A helper descheduled in the middle of a chunk still makes the caller wait; when that wait
-// is far longer than a chunk, the pool backs off (HostPool::back_off): loops run on the calling
-// thread alone for 10 ms to 0.5 s. Loops too small to pay for helpers (see host_threads_for) run
-// on the calling thread alone.
+// A parallel loop of the Host backend is run by the calling thread together with the threads of a small pool
+// (HostPool), never by an OpenMP parallel region. The caller publishes the loop, takes chunks of it like any helper,
+// and returns as soon as every chunk is done: it waits only for chunks that a helper has started, never for a helper
+// that has not shown up. A helper that another process keeps off its core therefore costs at most the chunk it holds (a
+// few microseconds of work), where an OpenMP region's barriers wait for every thread of the team, and, while waiting,
+// spin on their own core for milliseconds (libgomp's GOMP_SPINCOUNT, LLVM's KMP_BLOCKTIME), so that the late thread
+// queues behind the other process for a whole time slice, at every barrier. Idle helpers and a waiting caller spin for
+// at most host_spin_ns (yielding the core every microsecond) and then sleep, which leaves their core to whoever needs
+// it. A helper descheduled in the middle of a chunk still makes the caller wait; when that wait is far longer than a
+// chunk, the pool backs off (HostPool::back_off): loops run on the calling thread alone for 10 ms to 0.5 s. Loops too
+// small to pay for helpers (see host_threads_for) run on the calling thread alone.
 //
-// The number of threads is OpenMP's (OMP_NUM_THREADS, omp_set_num_threads); without OpenMP,
-// loops run on the calling thread. A loop started from a helper, from inside an OpenMP parallel
-// region, or while another thread's loop holds the pool, runs on its calling thread.
+// The number of threads is OpenMP's (OMP_NUM_THREADS, omp_set_num_threads); without OpenMP, loops run on the calling
+// thread. A loop started from a helper, from inside an OpenMP parallel region, or while another thread's loop holds the
+// pool, runs on its calling thread.
 
-/// How long an idle helper or a waiting caller spins before it sleeps (nanoseconds). The spin
-/// yields the core every few pauses (sched_yield), so that a thread of ours or another process
-/// queued on the same core runs instead of waiting for the spinner's time slice to end. Override
-/// with -DCELLINT_HOST_SPIN_NS=...
+/// How long an idle helper or a waiting caller spins before it sleeps (nanoseconds). The spin yields the core every few
+/// pauses (sched_yield), so that a thread of ours or another process queued on the same core runs instead of waiting
+/// for the spinner's time slice to end. Override with -DCELLINT_HOST_SPIN_NS=...
 #if !defined(CELLINT_HOST_SPIN_NS)
 #  define CELLINT_HOST_SPIN_NS 50000
 #endif
@@ -119,8 +114,8 @@ inline void cpu_relax() {
 #endif
 }
 
-/// Number of threads (the caller included) worth using for `work` units when each thread should
-/// get at least `per_thread` of them; 1: run on the calling thread.
+/// Number of threads (the caller included) worth using for `work` units when each thread should get at least
+/// `per_thread` of them; 1: run on the calling thread.
 inline int host_threads_for(long long work, long long per_thread) {
 #if defined(_OPENMP)
   if (omp_in_parallel()) return 1;  // the enclosing region's threads already use the cores
@@ -140,8 +135,8 @@ inline bool& host_in_helper() {
   return flag;
 }
 
-/// Whether a loop started now runs inside another parallel loop (on a pool helper, or inside an
-/// OpenMP parallel region), where other threads may be running loops too.
+/// Whether a loop started now runs inside another parallel loop (on a pool helper, or inside an OpenMP parallel
+/// region), where other threads may be running loops too.
 inline bool host_loop_nested() {
 #if defined(_OPENMP)
   return host_in_helper() || omp_in_parallel();
@@ -151,8 +146,8 @@ inline bool host_loop_nested() {
 }
 
 #if defined(_OPENMP)
-/// Spin for host_spin_ns, then sleep on `cv` until done() holds. Whoever makes done() true
-/// changes an atomic (seq_cst) and then calls host_notify() with the same mutex, cv and count.
+/// Spin for host_spin_ns, then sleep on `cv` until done() holds. Whoever makes done() true changes an atomic (seq_cst)
+/// and then calls host_notify() with the same mutex, cv and count.
 template <class Pred>
 void host_wait(std::mutex& m, std::condition_variable& cv, std::atomic<int>& sleepers, const Pred& done) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -178,8 +173,8 @@ inline void host_notify(std::mutex& m, std::condition_variable& cv, std::atomic<
   }
 }
 
-/// The Host backend's helper threads (one process-wide pool, created on first use, grown on
-/// demand, never destroyed: its threads sleep when idle and end with the process).
+/// The Host backend's helper threads (one process-wide pool, created on first use, grown on demand, never destroyed:
+/// its threads sleep when idle and end with the process).
 class HostPool {
  public:
   static HostPool& get() {
@@ -187,8 +182,8 @@ class HostPool {
     return *pool;
   }
 
-  /// Runs body(i) for i in [0, n) in chunks of `grain`, on the calling thread and up to
-  /// `threads - 1` helpers; returns when every index is done.
+  /// Runs body(i) for i in [0, n) in chunks of `grain`, on the calling thread and up to `threads - 1` helpers; returns
+  /// when every index is done.
   template <class Body>
   void run(Index n, Index grain, int threads, const Body& body) {
     const Index g = grain > 0 ? grain : 1;
@@ -243,11 +238,10 @@ class HostPool {
 
   HostPool() = default;
 
-  // A loop whose caller, done with its own chunks, then waited far longer than a chunk takes has
-  // a helper that was descheduled in the middle of a chunk: another process is using the cores.
-  // The pool then runs loops on their calling thread for a while (10 ms, doubling while it keeps
-  // happening, at most 0.5 s) instead of paying a time slice again and again; a second of loops
-  // without such a wait resets the back-off.
+  // A loop whose caller, done with its own chunks, then waited far longer than a chunk takes has a helper that was
+  // descheduled in the middle of a chunk: another process is using the cores. The pool then runs loops on their calling
+  // thread for a while (10 ms, doubling while it keeps happening, at most 0.5 s) instead of paying a time slice again
+  // and again; a second of loops without such a wait resets the back-off.
   void back_off(std::chrono::steady_clock::duration own, Index own_chunks, std::chrono::steady_clock::duration wait) {
     const auto per_chunk = own / (own_chunks > 0 ? own_chunks : 1);
     const auto now = std::chrono::steady_clock::now();
@@ -302,11 +296,10 @@ class HostPool {
     return started_ > 0;
   }
 
-  // With OpenMP thread binding (OMP_PROC_BIND), the initial thread is pinned to its place before
-  // any loop runs, and a new thread inherits that mask: every helper would share the caller's
-  // core. Helper i is bound instead to the place after the caller's, i + 1 places on, as OpenMP
-  // binds the threads of a team.
-  // (called by the caller) its OpenMP place when threads are bound, else -1
+  // With OpenMP thread binding (OMP_PROC_BIND), the initial thread is pinned to its place before any loop runs, and a
+  // new thread inherits that mask: every helper would share the caller's core. Helper i is bound instead to the place
+  // after the caller's, i + 1 places on, as OpenMP binds the threads of a team. (called by the caller) its OpenMP place
+  // when threads are bound, else -1
   static int caller_place() {
     if (omp_get_proc_bind() == omp_proc_bind_false || omp_get_num_places() < 2) return -1;
     const int here = omp_get_place_num();
@@ -380,8 +373,8 @@ class HostPool {
 };
 #endif
 
-/// Runs body(i) for i in [0, n) on up to `threads` threads (the caller and pool helpers),
-/// handing out `grain` indices at a time; returns when all are done. threads <= 1: serial.
+/// Runs body(i) for i in [0, n) on up to `threads` threads (the caller and pool helpers), handing out `grain` indices
+/// at a time; returns when all are done. threads <= 1: serial.
 template <class Body>
 void host_loop(Index n, Index grain, int threads, const Body& body) {
 #if defined(_OPENMP)
@@ -395,10 +388,9 @@ void host_loop(Index n, Index grain, int threads, const Body& body) {
   for (Index i = 0; i < n; ++i) body(i);
 }
 
-/// Runs body(i) for i in [0, n), in parallel when OpenMP is enabled, handing out `grain` indices
-/// at a time (dynamically, so that a thread slowed down by other processes takes fewer). For
-/// loops whose iterations do real work (a cell, a particle's neighbours): threads are used once
-/// there are at least two grains for each.
+/// Runs body(i) for i in [0, n), in parallel when OpenMP is enabled, handing out `grain` indices at a time
+/// (dynamically, so that a thread slowed down by other processes takes fewer). For loops whose iterations do real work
+/// (a cell, a particle's neighbours): threads are used once there are at least two grains for each.
 template <class F>
 void host_for(Index n, F&& body, int grain = 64) {
   const Index g = grain > 0 ? grain : 1;

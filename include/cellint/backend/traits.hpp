@@ -48,9 +48,9 @@
 ///
 /// so that the Emulated backend can run the very same kernel on the CPU.
 ///
-/// `is_backend_v<B>` tells whether `B` has the members listed above (the block-kernel ones too
-/// when it is `is_gpu_like`); `CELLINT_REQUIRE_BACKEND(B);` (or `static_assert(check_backend<B>())`)
-/// stops compilation with a message naming each missing member.
+/// `is_backend_v<B>` tells whether `B` has the members listed above (the block-kernel ones too when it is
+/// `is_gpu_like`); `CELLINT_REQUIRE_BACKEND(B);` (or `static_assert(check_backend<B>())`) stops compilation with a
+/// message naming each missing member.
 
 #include <cstddef>
 #include <cstdint>
@@ -135,13 +135,10 @@ struct backend_has : std::false_type {};
 template <template <class> class Member, class B>
 struct backend_has<Member, B, std::void_t<Member<B>>> : std::true_type {};
 
-/// `B::is_gpu_like` where `B` has it (`has` says whether it does), else false.
+/// `B::is_gpu_like` where `B` has it, else false.
 template <class B>
-constexpr bool backend_gpu_like(std::true_type) {
-  return B::is_gpu_like;
-}
-template <class B>
-constexpr bool backend_gpu_like(std::false_type) {
+constexpr bool backend_gpu_like() {
+  if constexpr (backend_has<backend_member::is_gpu_like, B>::value) return B::is_gpu_like;
   return false;
 }
 
@@ -155,7 +152,7 @@ struct backend_members {
       has<backend_member::warp_size> && has<backend_member::name> && has<backend_member::allocate> &&
       has<backend_member::deallocate> && has<backend_member::copy> && has<backend_member::fill_bytes> &&
       has<backend_member::synchronize> && has<backend_member::properties> && has<backend_member::Timer>;
-  static constexpr bool gpu_like = backend_gpu_like<B>(backend_has<backend_member::is_gpu_like, B>{});
+  static constexpr bool gpu_like = backend_gpu_like<B>();
   static constexpr bool gpu = has<backend_member::launch> && has<backend_member::max_threads_for> &&
                               has<backend_member::exclusive_scan> && has<backend_member::sort_pairs>;
   static constexpr bool all = common && (!gpu_like || gpu);
@@ -163,13 +160,13 @@ struct backend_members {
 
 }  // namespace detail
 
-/// True when `B` has every member a backend needs (the list above; the block-kernel members
-/// too when `B::is_gpu_like`). check_backend<B>() says which one is missing.
+/// True when `B` has every member a backend needs (the list above; the block-kernel members too when `B::is_gpu_like`).
+/// check_backend<B>() says which one is missing.
 template <class B>
 inline constexpr bool is_backend_v = detail::backend_members<B>::all;
 
-/// Compile-time check that `B` is a backend: a failure names the missing member in a
-/// static_assert message (the compiler shows `B` in the instantiation context). Returns true.
+/// Compile-time check that `B` is a backend: a failure names the missing member in a static_assert message (the
+/// compiler shows `B` in the instantiation context). Returns true.
 template <class B>
 constexpr bool check_backend() {
   using M = detail::backend_members<B>;
@@ -191,18 +188,14 @@ constexpr bool check_backend() {
   CELLINT_DETAIL_NEEDS(properties, "'static DeviceProperties properties()'");
   CELLINT_DETAIL_NEEDS(Timer, "'Timer' (explicit Timer(Stream = {}), start(), stop(), float elapsed_ms() const)");
   if constexpr (M::gpu_like) {
-    CELLINT_DETAIL_NEEDS(launch,
-                         "'template <class Kernel> static void launch(const LaunchShape&, const Kernel&, "
-                         "Stream = {})' (is_gpu_like backends need it)");
-    CELLINT_DETAIL_NEEDS(max_threads_for,
-                         "'template <class Kernel> static int max_threads_for(const Kernel&)' "
-                         "(is_gpu_like backends need it)");
-    CELLINT_DETAIL_NEEDS(exclusive_scan,
-                         "'static void exclusive_scan(const std::uint32_t*, std::uint32_t*, Index, "
-                         "Stream = {})' (is_gpu_like backends need it)");
-    CELLINT_DETAIL_NEEDS(sort_pairs,
-                         "'static void sort_pairs(std::uint32_t* keys, Index* values, Index n, int "
-                         "key_bits, Stream = {})' (is_gpu_like backends need it)");
+    CELLINT_DETAIL_NEEDS(launch, "'template <class Kernel> static void launch(const LaunchShape&, const Kernel&, "
+                                 "Stream = {})' (is_gpu_like backends need it)");
+    CELLINT_DETAIL_NEEDS(max_threads_for, "'template <class Kernel> static int max_threads_for(const Kernel&)' "
+                                          "(is_gpu_like backends need it)");
+    CELLINT_DETAIL_NEEDS(exclusive_scan, "'static void exclusive_scan(const std::uint32_t*, std::uint32_t*, Index, "
+                                         "Stream = {})' (is_gpu_like backends need it)");
+    CELLINT_DETAIL_NEEDS(sort_pairs, "'static void sort_pairs(std::uint32_t* keys, Index* values, Index n, int "
+                                     "key_bits, Stream = {})' (is_gpu_like backends need it)");
   }
 #undef CELLINT_DETAIL_NEEDS
   return true;
@@ -210,7 +203,7 @@ constexpr bool check_backend() {
 
 }  // namespace cellint
 
-/// Stops compilation unless `B` is a backend, naming the missing member (see check_backend).
-/// Usable at namespace, class and block scope: `CELLINT_REQUIRE_BACKEND(B);`.
+/// Stops compilation unless `B` is a backend, naming the missing member (see check_backend). Usable at namespace, class
+/// and block scope: `CELLINT_REQUIRE_BACKEND(B);`.
 #define CELLINT_REQUIRE_BACKEND(B) \
   static_assert(::cellint::check_backend<B>(), "cellint: not a backend (the error above names the missing member)")

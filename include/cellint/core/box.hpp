@@ -6,8 +6,8 @@
 
 namespace cellint {
 
-/// Axis-aligned simulation box [origin, origin + lengths). An axis is either periodic
-/// (positions wrap, interactions see periodic images) or open (a particle outside is an error).
+/// Axis-aligned simulation box [origin, origin + lengths). An axis is either periodic (positions wrap, interactions see
+/// periodic images) or open (a particle outside is an error).
 template <class Real, int Dim>
 struct Box {
   Vec<Real, Dim> origin{};   ///< lower corner

@@ -8,7 +8,8 @@
 
 namespace cellint {
 
-/// Base of every exception thrown by cellint.
+/// Base of every exception thrown by cellint. Every derived exception takes the same arguments as its base: the full
+/// message (`what`), and for GpuError and its derived exceptions the runtime error code (`code`).
 class Error : public std::runtime_error {
  public:
   /// @param what full message
@@ -17,30 +18,22 @@ class Error : public std::runtime_error {
 
 /// A public precondition was violated by the caller (bad argument, bad input data).
 class InvalidArgument : public Error {
- public:
-  /// @param what full message
-  explicit InvalidArgument(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// A particle position is NaN or infinite.
 class NonFinitePosition : public InvalidArgument {
- public:
-  /// @param what full message
-  explicit NonFinitePosition(const std::string& what) : InvalidArgument(what) {}
+  using InvalidArgument::InvalidArgument;
 };
 
 /// A particle lies outside a box axis that is not periodic.
 class OutsideBox : public InvalidArgument {
- public:
-  /// @param what full message
-  explicit OutsideBox(const std::string& what) : InvalidArgument(what) {}
+  using InvalidArgument::InvalidArgument;
 };
 
 /// A strategy was requested explicitly but cannot run on this grid and device.
 class Unsupported : public Error {
- public:
-  /// @param what full message
-  explicit Unsupported(const std::string& what) : Error(what) {}
+  using Error::Error;
 };
 
 /// A GPU runtime call failed. Keeps the call, the error code and the source location.
@@ -57,16 +50,12 @@ class GpuError : public Error {
 
 /// No usable GPU is present (no device, or no driver).
 class NoDevice : public GpuError {
- public:
-  /// @param what full message; @param code runtime error code
-  NoDevice(const std::string& what, int code) : GpuError(what, code) {}
+  using GpuError::GpuError;
 };
 
 /// Device memory could not be allocated.
 class OutOfMemory : public GpuError {
- public:
-  /// @param what full message; @param code runtime error code
-  OutOfMemory(const std::string& what, int code) : GpuError(what, code) {}
+  using GpuError::GpuError;
 };
 
 namespace detail {

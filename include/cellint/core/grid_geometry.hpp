@@ -11,9 +11,9 @@
 
 namespace cellint {
 
-/// Geometry of a regular cell grid over a Box. Trivially copyable; used on host and device.
-/// Cells are numbered x-fastest: c = ix + nx * (iy + ny * iz), so a row of cells along X
-/// (an X-pencil) is one contiguous range of cells, and of particles once binned.
+/// Geometry of a regular cell grid over a Box. Trivially copyable; used on host and device. Cells are numbered
+/// x-fastest: c = ix + nx * (iy + ny * iz), so a row of cells along X (an X-pencil) is one contiguous range of cells,
+/// and of particles once binned.
 template <class Real, int Dim>
 struct GridGeometry {
   Box<Real, Dim> box;           ///< the box
@@ -41,8 +41,8 @@ struct GridGeometry {
       l /= cells[d];
     }
   }
-  /// Cell coordinate along axis `d` of a coordinate already inside the box (clamped at the
-  /// upper face, so a particle exactly on the upper face of an open box is in the last cell).
+  /// Cell coordinate along axis `d` of a coordinate already inside the box (clamped at the upper face, so a particle
+  /// exactly on the upper face of an open box is in the last cell).
   CELLINT_HD Index axis_cell(Real x, int d) const {
     Index c = static_cast<Index>((x - box.origin[d]) * inv_width[d]);
     c = c < 0 ? 0 : c;
@@ -53,23 +53,22 @@ struct GridGeometry {
 /// Options that shape the grid.
 template <class Real>
 struct GridOptions {
-  /// Minimum cell width; 0 means "equal to the cutoff" (the paper's choice). Larger values
-  /// give fewer, fuller cells.
+  /// Minimum cell width; 0 means "equal to the cutoff" (the paper's choice).
+  /// Larger values give fewer, fuller cells.
   Real min_cell_width = 0;
-  /// Order particles within a cell by their original index (deterministic results).
-  /// Costs a radix sort on GPU backends instead of an atomic scatter.
+  /// Order particles within a cell by their original index (deterministic results). Costs a radix sort on GPU backends
+  /// instead of an atomic scatter.
   bool stable = false;
 };
 
-/// Builds the geometry for `box` and `cutoff`: on each axis the largest number of cells whose
-/// width is at least max(cutoff, min_cell_width).
-/// @throws InvalidArgument if the cutoff is not positive and finite, a box length is not
-/// positive, the cutoff exceeds an open axis, or a periodic axis has fewer than 3 cells.
+/// Builds the geometry for `box` and `cutoff`: on each axis the largest number of cells whose width is at least
+/// max(cutoff, min_cell_width).
+/// @throws InvalidArgument if the cutoff is not positive and finite, a box length is not positive, the cutoff exceeds
+/// an open axis, or a periodic axis has fewer than 3 cells.
 template <class Real, int Dim>
 GridGeometry<Real, Dim> make_geometry(const Box<Real, Dim>& box, Real cutoff, Real min_cell_width = 0) {
   static const char* axis_name[3] = {"x", "y", "z"};
-  CELLINT_EXPECTS(std::isfinite(cutoff) && cutoff > 0,
-                  "cellint: cutoff must be positive and finite, got ", cutoff);
+  CELLINT_EXPECTS(std::isfinite(cutoff) && cutoff > 0, "cellint: cutoff must be positive and finite, got ", cutoff);
   const Real w = min_cell_width > cutoff ? min_cell_width : cutoff;
   GridGeometry<Real, Dim> g{};
   g.box = box;
@@ -79,9 +78,9 @@ GridGeometry<Real, Dim> make_geometry(const Box<Real, Dim>& box, Real cutoff, Re
     const Real L = box.lengths[d];
     CELLINT_EXPECTS(std::isfinite(L) && L > 0 && std::isfinite(box.origin[d]),
                     "cellint: box length along ", axis_name[d], " must be positive and finite, got ", L);
-    // A box built as k cells of width w in Real arithmetic must give k cells, not k-1 because of
-    // rounding: allow 4 ulps of Real. A cell may then be narrower than the cutoff by that much,
-    // which only matters for pairs whose distance already rounds either way in Real.
+    // A box built as k cells of width w in Real arithmetic must give k cells, not k-1 because of rounding: allow 4 ulps
+    // of Real. A cell may then be narrower than the cutoff by that much, which only matters for pairs whose distance
+    // already rounds either way in Real.
     const double ratio = static_cast<double>(L) / static_cast<double>(w);
     const double n = std::floor(ratio * (1.0 + 4.0 * std::numeric_limits<Real>::epsilon()));
     CELLINT_EXPECTS(n >= 1, "cellint: cutoff/cell width ", w, " is larger than the box along ",

@@ -23,8 +23,8 @@
 #  define CELLINT_DEVICE
 #endif
 
-/// Placed before a host/device function template that may be instantiated with host-only
-/// callables (e.g. the CPU strategies' lambdas in a .cu file): nvcc skips its host/device check.
+/// Placed before a host/device function template that may be instantiated with host-only callables (e.g. the CPU
+/// strategies' lambdas in a .cu file): nvcc skips its host/device check.
 #if defined(__CUDACC__) && !defined(__clang__)
 #  define CELLINT_HD_WARNING_DISABLE _Pragma("nv_exec_check_disable")
 #else

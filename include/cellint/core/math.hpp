@@ -2,18 +2,17 @@
 /// @file
 /// Math policies for pair functors: how a functor computes the reciprocal in its inner loop.
 ///
-/// A float division `a / b` compiled for a GPU without fast-math flags is IEEE-exact: on sm_90 it
-/// is a reciprocal approximation, four FMAs of refinement and a range check with a slow path,
-/// about eight instructions. In a kernel of about twelve instructions per pair that is most of
-/// the cost. FastMath uses the hardware reciprocal alone:
-///  - CUDA: `rcp.approx.ftz.f32` (one MUFU instruction; maximum relative error 2^-23, i.e. about
-///    1 ulp; denormal inputs and results flush to zero);
+/// A float division `a / b` compiled for a GPU without fast-math flags is IEEE-exact: on sm_90 it is a reciprocal
+/// approximation, four FMAs of refinement and a range check with a slow path, about eight instructions. In a kernel of
+/// about twelve instructions per pair that is most of the cost. FastMath uses the hardware reciprocal alone:
+///  - CUDA: `rcp.approx.ftz.f32` (one MUFU instruction; maximum relative error 2^-23, i.e. about 1 ulp; denormal inputs
+///    and results flush to zero);
 ///  - HIP: `__builtin_amdgcn_rcpf` (the `v_rcp_f32` instruction, 1 ulp);
 ///  - host code and double precision: the exact division (no cheaper exact-enough form exists).
 /// ExactMath, the default, is the plain division everywhere.
 ///
-/// Functors take the policy as a template argument, e.g. `LennardJones<float, 3, float, FastMath>`,
-/// and call `Math::rcp(x)`.
+/// Functors take the policy as a template argument, e.g. `LennardJones<float, 3, float, FastMath>`, and call
+/// `Math::rcp(x)`.
 
 #include "cellint/core/macros.hpp"
 
@@ -28,8 +27,8 @@ struct ExactMath {
   }
 };
 
-/// The hardware's approximate reciprocal in float device code (about 1 ulp, see the file
-/// comment); exact division in double and in host code.
+/// The hardware's approximate reciprocal in float device code (about 1 ulp, see the file comment); exact division in
+/// double and in host code.
 struct FastMath {
   /// The reciprocal of x (float: approximate on GPUs).
   CELLINT_HD static CELLINT_INLINE float rcp(float x) {

@@ -21,12 +21,11 @@
 /// };
 /// @endcode
 ///
-/// The pair call is made for every source particle `s != t` in the 3^Dim neighbour cells of the
-/// target `t` with `r2 < cutoff^2` (or for every candidate when `cutoff_test` is false), where
-/// `dr = x_t - x_s` uses the periodic image of the source and `r2 = |dr|^2`. After the last
-/// source the library writes the accumulator to `out[t]` (sorted slot `t`; CellGrid::to_user_order
-/// brings results back to the user's order). `symmetric` adds the contribution of the pair to
-/// both `ai` (target i, with dr = x_i - x_j) and `aj`; half-shell strategies need it.
+/// The pair call is made for every source particle `s != t` in the 3^Dim neighbour cells of the target `t` with
+/// `r2 < cutoff^2` (or for every candidate when `cutoff_test` is false), where `dr = x_t - x_s` uses the periodic image
+/// of the source and `r2 = |dr|^2`. After the last source the library writes the accumulator to `out[t]` (sorted slot
+/// `t`; CellGrid::to_user_order brings results back to the user's order). `symmetric` adds the contribution of the pair
+/// to both `ai` (target i, with dr = x_i - x_j) and `aj`; half-shell strategies need it.
 
 #include <type_traits>
 #include <utility>
@@ -75,8 +74,8 @@ struct has_symmetric<F, Real, Dim,
                          std::declval<const Vec<Real, Dim>&>(), std::declval<Real>()))>> : std::true_type {};
 }  // namespace detail
 
-/// Compile-time description of a pair functor `F` used with positions of type `Real` in `Dim`
-/// dimensions. Instantiating it checks the contract and explains what is missing.
+/// Compile-time description of a pair functor `F` used with positions of type `Real` in `Dim` dimensions. Instantiating
+/// it checks the contract and explains what is missing.
 template <class F, class Real, int Dim>
 struct FunctorTraits {
   static_assert(std::is_trivially_copyable<F>::value,

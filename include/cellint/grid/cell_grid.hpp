@@ -48,30 +48,27 @@ void scatter_bytes(void* dst, const void* src, const Index* index, Index n, type
 
 /// Particles binned into the cells of a regular grid over a Box, on one backend.
 ///
-/// Binning follows the paper's section 2: cell index per particle (x-fastest cell order, so an
-/// X-pencil of cells is one contiguous particle range) -> count per cell (atomics) -> exclusive
-/// scan -> scatter into sorted SoA buffers. The grid keeps the permutation (sorted slot ->
-/// original index), the per-cell offsets and M_C, the largest particle count of any cell.
-/// Attached attributes (mass, velocity, ...) are permuted together with the positions.
+/// Binning follows the paper's section 2: cell index per particle (x-fastest cell order, so an X-pencil of cells is one
+/// contiguous particle range) -> count per cell (atomics) -> exclusive scan -> scatter into sorted SoA buffers. The
+/// grid keeps the permutation (sorted slot -> original index), the per-cell offsets and M_C, the largest particle count
+/// of any cell. Attached attributes (mass, velocity, ...) are permuted together with the positions.
 ///
 /// All members synchronise with the host unless their name ends in `_async`.
 ///
-/// Order of calls: build() first; then attach(), rebuild(), interact() and the order helpers, in
-/// any order. Each of them called before the first successful build() throws InvalidArgument.
+/// Order of calls: build() first; then attach(), rebuild(), interact() and the order helpers, in any order. Each of
+/// them called before the first successful build() throws InvalidArgument.
 ///
-/// Attributes across builds: attributes belong to particles by their index in the user's order.
-/// A later build() with the same particle count keeps every attribute with the particle of the
-/// same index (as if attached again from the same user-order array); a build() with another
-/// count drops all attributes (their handles become invalid and are rejected with a message
-/// saying so; attach them again). rebuild() permutes them with the positions.
+/// Attributes across builds: attributes belong to particles by their index in the user's order. A later build() with
+/// the same particle count keeps every attribute with the particle of the same index (as if attached again from the
+/// same user-order array); a build() with another count drops all attributes (their handles become invalid and are
+/// rejected with a message saying so; attach them again). rebuild() permutes them with the positions.
 ///
 /// Exception guarantees:
-/// - build(): on any exception the grid is not built (built() is false, size() is 0) until a
-///   build() succeeds; attached attributes are kept for a build() with the same count.
-/// - rebuild(): NonFinitePosition and OutsideBox leave the grid exactly as before the call
-///   (positions, permutation, cells, attributes): repair the positions (e.g. with
-///   from_user_order()) and call rebuild() again. Any other exception (a GPU failure, out of
-///   memory) leaves the grid not built, attributes kept: call build() again.
+/// - build(): on any exception the grid is not built (built() is false, size() is 0) until a build() succeeds; attached
+///   attributes are kept for a build() with the same count.
+/// - rebuild(): NonFinitePosition and OutsideBox leave the grid exactly as before the call (positions, permutation,
+///   cells, attributes): repair the positions (e.g. with from_user_order()) and call rebuild() again. Any other
+///   exception (a GPU failure, out of memory) leaves the grid not built, attributes kept: call build() again.
 /// - attach(), to_user_order(), from_user_order(): the grid is unchanged when they throw.
 ///
 /// @tparam Backend Host, Emulated, Cuda or Hip
@@ -91,8 +88,8 @@ class CellGrid {
   using View = GridView<Real, Dim>;         ///< what kernels see
 
   /// A grid over `box` whose cells are at least `cutoff` wide (and GridOptions::min_cell_width).
-  /// @throws InvalidArgument for a non-positive cutoff, a cutoff larger than an open axis, or a
-  ///         periodic axis with room for fewer than 3 cells.
+  /// @throws InvalidArgument for a non-positive cutoff, a cutoff larger than an open axis, or a periodic axis with room
+  ///         for fewer than 3 cells.
   CellGrid(const Box<Real, Dim>& box, Real cutoff, const GridOptions<Real>& opts = {}, Stream s = {})
       : geo_(make_geometry(box, cutoff, opts.min_cell_width)), opts_(opts), stream_(s) {
     const auto nc = static_cast<std::size_t>(geo_.cell_count());
@@ -108,14 +105,14 @@ class CellGrid {
   /// Takes over another grid's buffers; the moved-from grid may only be destroyed or assigned to.
   CellGrid& operator=(CellGrid&&) noexcept = default;
 
-  /// The largest particle count a grid holds: particle indices are 32-bit, and room is left so
-  /// that the kernels' grid-stride indices cannot overflow. Memory is usually the tighter limit
-  /// (about 44 bytes a particle in 3D float, before attributes and results).
+  /// The largest particle count a grid holds: particle indices are 32-bit, and room is left so that the kernels'
+  /// grid-stride indices cannot overflow. Memory is usually the tighter limit (about 44 bytes a particle in 3D float,
+  /// before attributes and results).
   static constexpr Index max_size() { return INT32_MAX - (Index(1) << 25); }
 
-  /// Bins `n` particles whose coordinates are host arrays `xyz[d][i]` (user order). Positions on
-  /// periodic axes are wrapped into the box; a particle exactly on the upper face of an open axis
-  /// belongs to the last cell. `n` may be of any integer type; it is checked against max_size().
+  /// Bins `n` particles whose coordinates are host arrays `xyz[d][i]` (user order). Positions on periodic axes are
+  /// wrapped into the box; a particle exactly on the upper face of an open axis belongs to the last cell. `n` may be of
+  /// any integer type; it is checked against max_size().
   /// @throws NonFinitePosition naming the first particle with a NaN or infinite coordinate
   /// @throws OutsideBox naming the first particle outside an open axis
   /// @throws InvalidArgument for a negative count or one above max_size()
@@ -138,27 +135,26 @@ class CellGrid {
   void build_from_backend(const std::array<const Real*, Dim>& xyz, Count n) {
     load_and_bin(xyz, checked_count(n, "build_from_backend"), CopyKind::DeviceToDevice);
   }
-  /// Re-bins after the sorted positions (positions(d)) were moved in place, e.g. by an
-  /// integrator. The permutation and attributes follow.
+  /// Re-bins after the sorted positions (positions(d)) were moved in place, e.g. by an integrator. The permutation and
+  /// attributes follow.
   /// @throws NonFinitePosition, OutsideBox with the grid unchanged (see the class comment)
   /// @throws InvalidArgument before the first build()
   void rebuild() {
     expect_built("rebuild");
-    for (int d = 0; d < Dim; ++d) std::swap(pos_[d], pos_alt_[d]);
-    std::swap(id_, id_alt_);
-    // bin() reads pos_alt_ / id_alt_ and writes pos_ / id_ only after the positions passed the
-    // checks: swapping back restores the grid as it was
-    auto swap_back = [&] {
+    // bin() reads pos_alt_ / id_alt_ and writes pos_ / id_ only after the positions passed the checks: swapping back
+    // restores the grid as it was
+    auto swap_alt = [&] {
       for (int d = 0; d < Dim; ++d) std::swap(pos_[d], pos_alt_[d]);
       std::swap(id_, id_alt_);
     };
+    swap_alt();  // the sorted positions become bin()'s input
     try {
       bin(true);
     } catch (const InvalidArgument&) {  // rejected input: nothing was written
-      swap_back();
+      swap_alt();
       throw;
     } catch (...) {  // a failure part-way (GPU, memory): cells may be stale
-      swap_back();
+      swap_alt();
       built_ = false;
       n_ = 0;
       throw;
@@ -168,9 +164,9 @@ class CellGrid {
   /// Whether the grid holds binned particles (a build() succeeded and nothing failed since).
   bool built() const { return built_; }
 
-  /// Attaches an attribute (one `T` per particle, host array of size() elements in the user's
-  /// original order) that is permuted with the positions. Functors read it with
-  /// `view.attribute(handle)`; the host gets the sorted backend array with attribute(handle).
+  /// Attaches an attribute (one `T` per particle, host array of size() elements in the user's original order) that is
+  /// permuted with the positions. Functors read it with `view.attribute(handle)`; the host gets the sorted backend
+  /// array with attribute(handle).
   /// @throws InvalidArgument before build() or when max_attributes are attached already
   template <class T>
   Attribute<T> attach(const T* host_values) {
@@ -232,8 +228,8 @@ class CellGrid {
     check_handle(h.index, h.grid, h.generation, h.type, "attribute");
     return reinterpret_cast<const T*>(attrs_[h.index].data.data());
   }
-  /// Checks every Attribute handle held inside `f` (found by the handles' signature) against
-  /// this grid; interact() calls it before running any kernel.
+  /// Checks every Attribute handle held inside `f` (found by the handles' signature) against this grid; interact()
+  /// calls it before running any kernel.
   /// @throws InvalidArgument naming the handle's problem
   template <class F>
   void check_functor_attributes(const F& f) const {
@@ -252,9 +248,8 @@ class CellGrid {
     }
   }
 
-  /// Copies per-particle values from sorted order (backend array of at least size() elements;
-  /// unchecked: prefer the Buffer and vector overloads) to the user's original order (host array
-  /// of size() elements, unchecked).
+  /// Copies per-particle values from sorted order (backend array of at least size() elements; unchecked: prefer the
+  /// Buffer and vector overloads) to the user's original order (host array of size() elements, unchecked).
   template <class T>
   void to_user_order(const T* sorted_backend, T* user_host) const {
     expect_built("to_user_order");
@@ -263,8 +258,8 @@ class CellGrid {
     detail::parallel_for<Backend>(n_, detail::ScatterKernel<T>{sorted_backend, id_.data(), tmp.data()}, stream_);
     tmp.download(user_host, stream_);
   }
-  /// Returns a host vector in the user's original order from a sorted backend array (at least
-  /// size() elements, unchecked).
+  /// Returns a host vector in the user's original order from a sorted backend array (at least size() elements,
+  /// unchecked).
   template <class T>
   std::vector<T> to_user_order(const T* sorted_backend) const {
     expect_built("to_user_order");
@@ -286,8 +281,8 @@ class CellGrid {
     expect_size(sorted.size(), "to_user_order", "the sorted vector");
     return to_user_order(sorted.data());
   }
-  /// Copies per-particle values from the user's original order (host array of size()
-  /// elements, unchecked) into sorted order (backend array of size() elements, unchecked).
+  /// Copies per-particle values from the user's original order (host array of size() elements, unchecked) into sorted
+  /// order (backend array of size() elements, unchecked).
   template <class T>
   void from_user_order(const T* user_host, T* sorted_backend) const {
     expect_built("from_user_order");
@@ -297,8 +292,8 @@ class CellGrid {
     detail::parallel_for<Backend>(n_, detail::GatherKernel<T>{tmp.data(), id_.data(), sorted_backend}, stream_);
     Backend::synchronize(stream_);
   }
-  /// Same, from a host vector of exactly size() elements into a backend array of size()
-  /// elements (unchecked: a device pointer, e.g. positions(d)).
+  /// Same, from a host vector of exactly size() elements into a backend array of size() elements (unchecked: a device
+  /// pointer, e.g. positions(d)).
   template <class T>
   void from_user_order(const std::vector<T>& user, T* sorted_backend) const {
     expect_built("from_user_order");
@@ -403,9 +398,8 @@ class CellGrid {
     ++generation_;
   }
 
-  // build(): positions into pos_alt_, then bin. Attributes follow by user index (see the class
-  // comment): before binning they are brought back to the user's order, then bin() permutes
-  // them like the positions.
+  // build(): positions into pos_alt_, then bin. Attributes follow by user index (see the class comment): before binning
+  // they are brought back to the user's order, then bin() permutes them like the positions.
   void load_and_bin(const std::array<const Real*, Dim>& xyz, Index n, CopyKind kind) {
     if (!attrs_.empty() && attr_n_ != n) drop_attributes();
     if (!attrs_.empty() && !attrs_user_order_) {
@@ -475,8 +469,8 @@ class CellGrid {
     detail::parallel_for<Backend>(nc, detail::GridMaxCount{count_.data(), scalars_.data() + 1}, stream_);
     if (n) {
       if (opts_.stable) {
-        // Order inside a cell = order of the original index: a stable radix sort by cell of the
-        // particles listed in original order.
+        // Order inside a cell = order of the original index: a stable radix sort by cell of the particles listed in
+        // original order.
         Buffer<Backend, Index> order(n);
         Buffer<Backend, std::uint32_t> keys(n);
         if (have_ids) {

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// The views of a CellGrid that kernels and functors see: raw pointers plus geometry, and the
-/// pair of target and source views one interaction reads.
+/// The views of a CellGrid that kernels and functors see: raw pointers plus geometry, and the pair of target and source
+/// views one interaction reads.
 
 #include <cstdint>
 #include <type_traits>
@@ -14,19 +14,18 @@ namespace cellint {
 inline constexpr int max_attributes = 8;
 
 namespace detail {
-/// The two words every Attribute handle starts with: interact() finds the handles a functor
-/// holds by this signature and checks them against the grid (see CellGrid::check_functor_attributes).
+/// The two words every Attribute handle starts with: interact() finds the handles a functor holds by this signature and
+/// checks them against the grid (see CellGrid::check_functor_attributes).
 inline constexpr std::uint32_t attribute_signature0 = 0xCE11A77Bu;  ///< first word
 inline constexpr std::uint32_t attribute_signature1 = 0x5A1D0E42u;  ///< second word
 }  // namespace detail
 
 /// Typed handle of an attribute attached to a CellGrid, returned by CellGrid::attach<T>().
 ///
-/// Functors keep it by value and read the sorted array with `view.attribute(handle)`, which
-/// returns `const T*`: reading an attribute as another type does not compile. A default-
-/// constructed handle is unset; interact() and CellGrid::attribute() reject an unset handle, a
-/// handle of another grid, and one whose attribute a later build() dropped, with a message that
-/// says which.
+/// Functors keep it by value and read the sorted array with `view.attribute(handle)`, which returns `const T*`: reading
+/// an attribute as another type does not compile. A default- constructed handle is unset; interact() and
+/// CellGrid::attribute() reject an unset handle, a handle of another grid, and one whose attribute a later build()
+/// dropped, with a message that says which.
 template <class T>
 struct Attribute {
   using value_type = T;  ///< element type
@@ -39,8 +38,8 @@ struct Attribute {
   CELLINT_HD bool is_set() const { return index >= 0; }
 };
 
-/// Trivially copyable view of a binned grid, passed by value to kernels and to `F::load`.
-/// All pointers are backend pointers in sorted order (slot i is the i-th particle after binning).
+/// Trivially copyable view of a binned grid, passed by value to kernels and to `F::load`. All pointers are backend
+/// pointers in sorted order (slot i is the i-th particle after binning).
 template <class Real, int Dim>
 struct GridView {
   GridGeometry<Real, Dim> geo;        ///< cells, widths, box
@@ -57,8 +56,8 @@ struct GridView {
     for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
     return x;
   }
-  /// The attribute of handle `h` as an array of `T` (sorted order). The handle is checked by
-  /// interact() before any kernel runs, not here.
+  /// The attribute of handle `h` as an array of `T` (sorted order). The handle is checked by interact() before any
+  /// kernel runs, not here.
   template <class T>
   CELLINT_HD const T* attribute(const Attribute<T>& h) const {
     return static_cast<const T*>(attr[h.index]);
@@ -71,12 +70,12 @@ struct GridView {
   }
 };
 
-/// The two sides of one interaction, as kernels see them: targets (the particles that receive
-/// a result) and sources (the particles they interact with), views of grids over the same cell
-/// geometry. `interact(grid, f, out)` is the case of one set (targets == sources).
+/// The two sides of one interaction, as kernels see them: targets (the particles that receive a result) and sources
+/// (the particles they interact with), views of grids over the same cell geometry. `interact(grid, f, out)` is the case
+/// of one set (targets == sources).
 ///
-/// The one self-exclusion rule: a target skips a source only when both sides are one set and
-/// the source is the target's own slot (excluded()); two different sets exclude nothing.
+/// The one self-exclusion rule: a target skips a source only when both sides are one set and the source is the target's
+/// own slot (excluded()); two different sets exclude nothing.
 template <class Real, int Dim>
 struct PairViews {
   GridView<Real, Dim> targets;  ///< the particles that receive results (out[t] for slot t)

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Lennard-Jones functors: the force/energy/virial functor used by simulations, and the paper's
-/// benchmark workload (softened potential energy over every candidate pair, no cutoff test).
+/// Lennard-Jones functors: the force/energy/virial functor used by simulations, and the paper's benchmark workload
+/// (softened potential energy over every candidate pair, no cutoff test).
 
 #include "cellint/core/math.hpp"
 #include "cellint/core/pair_functor.hpp"
@@ -13,15 +13,15 @@ namespace cellint {
 /// Per target particle i it accumulates
 ///  - `force`:  F_i = sum_j -dV/dr * dr/r, dr = x_i - x_j (a repulsive pair pushes i away from j);
 ///  - `energy`: sum_j V(r_ij) / 2, so that summing over all particles gives the total energy;
-///  - `virial`: sum_j (r_ij . F_ij) / 2, so that P = (N k T + sum_i virial_i / Dim... ) / V with
-///    the usual P = (N k T + W / Dim) / V, W = sum over pairs of r . F.
-/// With `shifted` the energy is shifted to 0 at the cutoff (forces unchanged): total energy is
-/// then conserved by velocity Verlet without the jump at the cutoff. `softening2` > 0 replaces
-/// r^2 by r^2 + softening2 (the paper's regularisation for random positions).
+///  - `virial`: sum_j (r_ij . F_ij) / 2, so that P = (N k T + sum_i virial_i / Dim... ) / V with the usual P = (N k T +
+///    W / Dim) / V, W = sum over pairs of r . F.
+/// With `shifted` the energy is shifted to 0 at the cutoff (forces unchanged): total energy is then conserved by
+/// velocity Verlet without the jump at the cutoff. `softening2` > 0 replaces r^2 by r^2 + softening2 (the paper's
+/// regularisation for random positions).
 ///
-/// @tparam Real position type; @tparam Dim 2 or 3; @tparam Acc accumulation type (double for
-/// mixed precision with float positions); @tparam Math ExactMath (IEEE division) or FastMath
-/// (the GPU's approximate reciprocal in float, see core/math.hpp).
+/// @tparam Real position type; @tparam Dim 2 or 3; @tparam Acc accumulation type (double for mixed precision with float
+/// positions); @tparam Math ExactMath (IEEE division) or FastMath (the GPU's approximate reciprocal in float, see
+/// core/math.hpp).
 template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
 struct LennardJones {
   /// Per-particle result.
@@ -49,11 +49,10 @@ struct LennardJones {
     return lj;
   }
 
-  /// Scalar part: returns V(r) and sets fr so that F_i = fr * dr.
-  /// With u = 1 / (r2 + softening2), s6 = sigma^6 and c = 4 eps s6 (loop invariants):
-  /// V = 4 eps [(s6 u^3)^2 - s6 u^3] = u^3 (c s6 u^3 - c) and
-  /// fr = 24 eps (s6 u^3) (2 s6 u^3 - 1) u = u^4 (12 c s6 u^3 - 6 c): after the reciprocal
-  /// three multiplications for u^2, u^3, u^4, then one FMA and one multiplication each.
+  /// Scalar part: returns V(r) and sets fr so that F_i = fr * dr. With u = 1 / (r2 + softening2), s6 = sigma^6 and c =
+  /// 4 eps s6 (loop invariants): V = 4 eps [(s6 u^3)^2 - s6 u^3] = u^3 (c s6 u^3 - c) and fr = 24 eps (s6 u^3) (2 s6
+  /// u^3 - 1) u = u^4 (12 c s6 u^3 - 6 c): after the reciprocal three multiplications for u^2, u^3, u^4, then one FMA
+  /// and one multiplication each.
   CELLINT_HD Real eval(Real r2, Real& fr) const {
     const Real u = Math::rcp(r2 + softening2);
     const Real s6 = sigma2 * sigma2 * sigma2;
@@ -87,11 +86,11 @@ struct LennardJones {
   }
 };
 
-/// The paper's benchmark workload (section 7.1): per particle, the softened LJ potential
-/// energy 4 eps [(s2/(r2+soft2))^6 - (s2/(r2+soft2))^3] summed over every particle of the 3^Dim
-/// neighbour cells, without a cutoff test. The paper counts 21 flop per candidate pair.
-/// @tparam Acc accumulation type (double for mixed precision); @tparam Math ExactMath (the
-/// paper's build: plain -O3, IEEE division) or FastMath (approximate reciprocal on GPUs).
+/// The paper's benchmark workload (section 7.1): per particle, the softened LJ potential energy 4 eps
+/// [(s2/(r2+soft2))^6 - (s2/(r2+soft2))^3] summed over every particle of the 3^Dim neighbour cells, without a cutoff
+/// test. The paper counts 21 flop per candidate pair.
+/// @tparam Acc accumulation type (double for mixed precision); @tparam Math ExactMath (the paper's build: plain -O3,
+/// IEEE division) or FastMath (approximate reciprocal on GPUs).
 template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
 struct LennardJonesPaper {
   using Accum = Acc;                ///< potential energy of the particle
@@ -100,12 +99,11 @@ struct LennardJonesPaper {
   Real epsilon = 1;                 ///< well depth
   Real sigma2 = 1;                  ///< sigma squared
   Real softening2 = Real(1e-2);     ///< regularisation of r^2
-  /// Accumulates the pair: with u = 1 / (r2 + softening2), u3 = u^3 and s6 = sigma^6,
-  /// 4 eps [(s6 u3)^2 - s6 u3] = u3 (4 eps s6^2 u3 - 4 eps s6): after the reciprocal two
-  /// multiplications and two FMAs (the coefficients are loop invariants).
-  /// r2 + softening2 is recomputed from dr with the softening added first, softening2 + dx^2 +
-  /// dy^2 (+ dz^2), so that it is a chain of Dim FMAs instead of a multiply, Dim - 1 FMAs and an
-  /// add; the r2 argument is then unused and, without a cutoff test, never computed.
+  /// Accumulates the pair: with u = 1 / (r2 + softening2), u3 = u^3 and s6 = sigma^6, 4 eps [(s6 u3)^2 - s6 u3] = u3 (4
+  /// eps s6^2 u3 - 4 eps s6): after the reciprocal two multiplications and two FMAs (the coefficients are loop
+  /// invariants). r2 + softening2 is recomputed from dr with the softening added first, softening2 + dx^2 + dy^2 (+
+  /// dz^2), so that it is a chain of Dim FMAs instead of a multiply, Dim - 1 FMAs and an add; the r2 argument is then
+  /// unused and, without a cutoff test, never computed.
   CELLINT_HD void operator()(Acc& e, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr, Real) const {
     Real s2 = softening2;
     for (int d = 0; d < Dim; ++d) s2 += dr[d] * dr[d];

@@ -1,8 +1,7 @@
 #pragma once
 /// @file
-/// BruteForce: every pair, minimum-image convention, on the CPU. The O(N^2) oracle that every
-/// other strategy is tested against (use it in double precision). It takes two different sets.
-/// Auto never times it.
+/// BruteForce: every pair, minimum-image convention, on the CPU. The O(N^2) oracle that every other strategy is tested
+/// against (use it in double precision). It takes two different sets. Auto never times it.
 
 #include <vector>
 

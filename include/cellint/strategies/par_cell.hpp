@@ -1,17 +1,16 @@
 #pragma once
 /// @file
-/// Par-Cell and Par-Cell-SM (paper sections 4.3 and 4.4, Algorithms 2 and 3): one thread block
-/// per target cell (a grid-stride loop over cells when there are fewer blocks than cells), one
-/// thread per target particle of the cell (looping when the cell holds more particles than the
-/// block has threads), the target kept in registers. Par-Cell reads the sources of the 3^Dim
-/// neighbour cells from global memory; Par-Cell-SM stages each source cell through a
-/// shared-memory buffer of `Tuning::sm_particles` particles (512 by default), one chunk at a time.
-/// Both take two different sets.
+/// Par-Cell and Par-Cell-SM (paper sections 4.3 and 4.4, Algorithms 2 and 3): one thread block per target cell (a
+/// grid-stride loop over cells when there are fewer blocks than cells), one thread per target particle of the cell
+/// (looping when the cell holds more particles than the block has threads), the target kept in registers. Par-Cell
+/// reads the sources of the 3^Dim neighbour cells from global memory; Par-Cell-SM stages each source cell through a
+/// shared-memory buffer of `Tuning::sm_particles` particles (512 by default), one chunk at a time. Both take two
+/// different sets.
 ///
-/// Policy (paper 7.1): 128 threads per block (`Tuning::threads`), as many blocks as cells
-/// (`Tuning::blocks` overrides; the count is capped at the device's grid limit, the kernels
-/// stride over the remaining cells). Neither strategy depends on M_C: a crowded cell only costs
-/// more rounds of targets and more chunks of sources. Auto times 128, 64 and 256 threads.
+/// Policy (paper 7.1): 128 threads per block (`Tuning::threads`), as many blocks as cells (`Tuning::blocks` overrides;
+/// the count is capped at the device's grid limit, the kernels stride over the remaining cells). Neither strategy
+/// depends on M_C: a crowded cell only costs more rounds of targets and more chunks of sources. Auto times 128, 64 and
+/// 256 threads.
 
 #include <vector>
 

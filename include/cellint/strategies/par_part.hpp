@@ -1,14 +1,13 @@
 #pragma once
 /// @file
-/// Par-Part-NoLoop and Par-Part-Loop (paper sections 4.1 and 4.2): one thread per target
-/// particle, sources read from global memory in the 3^Dim neighbour cells. NoLoop launches one
-/// thread per particle; Loop uses a grid-stride loop over targets with any number of blocks.
-/// Par-Part-NoLoop stays the in-library GPU reference. Both take two different sets.
+/// Par-Part-NoLoop and Par-Part-Loop (paper sections 4.1 and 4.2): one thread per target particle, sources read from
+/// global memory in the 3^Dim neighbour cells. NoLoop launches one thread per particle; Loop uses a grid-stride loop
+/// over targets with any number of blocks. Par-Part-NoLoop stays the in-library GPU reference. Both take two different
+/// sets.
 ///
-/// Policy: 128 threads per block (paper 7.1; Tuning::threads). Auto times NoLoop at 128, 64 and
-/// 256 threads (the block size moves occupancy and the tail of the launch, which depend on the
-/// grid) and Loop at the rule's shape. Loop's blocks (Tuning::blocks): enough to fill every
-/// multiprocessor.
+/// Policy: 128 threads per block (paper 7.1; Tuning::threads). Auto times NoLoop at 128, 64 and 256 threads (the block
+/// size moves occupancy and the tail of the launch, which depend on the grid) and Loop at the rule's shape. Loop's
+/// blocks (Tuning::blocks): enough to fill every multiprocessor.
 
 #include <vector>
 

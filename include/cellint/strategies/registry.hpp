@@ -1,10 +1,9 @@
 #pragma once
 /// @file
-/// The strategy registry: one list of the strategy tags, from which the names (to_string(), the
-/// one parser strategy_from_name()), dispatch of a run-time StrategyKind, strategies_for<B>()
-/// and Auto's candidates (each tag's candidates()) are derived. A new strategy is one header
-/// (tag + policy + documentation; its kernel and plan in strategies/detail/<name>/), one
-/// StrategyKind value and one entry in AllStrategies.
+/// The strategy registry: one list of the strategy tags, from which the names (to_string(), the one parser
+/// strategy_from_name()), dispatch of a run-time StrategyKind, strategies_for<B>() and Auto's candidates (each tag's
+/// candidates()) are derived. A new strategy is one header (tag + policy + documentation; its kernel and plan in
+/// `strategies/detail/<name>/`), one StrategyKind value and one entry in AllStrategies.
 
 #include <algorithm>
 #include <optional>
@@ -32,8 +31,8 @@ template <class... T>
 struct TypeList {};
 }  // namespace detail
 
-/// Every strategy tag but Auto, in the order Auto times them (GPU-like strategies first, then
-/// the CPU ones); strategies_for<B>() keeps this order.
+/// Every strategy tag but Auto, in the order Auto times them (GPU-like strategies first, then the CPU ones);
+/// strategies_for<B>() keeps this order.
 using AllStrategies = detail::TypeList<ParPartNoLoop, ParPartLoop, ParCell, ParCellSM, AllInSM, XPencil, XPencilReg,
                                        XPencilTile, CellLoop, CellLoopHalf, BruteForce>;
 
@@ -108,10 +107,9 @@ inline std::string strategy_names() {
   return r + Auto::name;
 }
 
-/// The strategies that can exist on backend B, in the order Auto times them: the GPU-like ones
-/// on GPU-like backends, the CPU ones otherwise; those that Auto does not time (BruteForce) are
-/// left out. (GPU-like backends also run the CPU strategies when their memory is host memory,
-/// as on Emulated.)
+/// The strategies that can exist on backend B, in the order Auto times them: the GPU-like ones on GPU-like backends,
+/// the CPU ones otherwise; those that Auto does not time (BruteForce) are left out. (GPU-like backends also run the CPU
+/// strategies when their memory is host memory, as on Emulated.)
 template <class B>
 std::vector<StrategyKind> strategies_for() {
   std::vector<StrategyKind> r;
@@ -122,9 +120,8 @@ std::vector<StrategyKind> strategies_for() {
   return r;
 }
 
-/// Auto's candidates on backend B, in the order it times them: every strategy's first shape
-/// (the rule's), then the other shapes of each tag's candidates(); the half-shell cell loop
-/// before the cell loop.
+/// Auto's candidates on backend B, in the order it times them: every strategy's first shape (the rule's), then the
+/// other shapes of each tag's candidates(); the half-shell cell loop before the cell loop.
 template <class B>
 std::vector<std::pair<StrategyKind, Tuning>> auto_candidates(const Tuning& user) {
   std::vector<std::pair<StrategyKind, Tuning>> first, more;

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// Running a named strategy: supports() and interact_with(), the front door below Auto. The only
-/// place where a strategy's "no" becomes an Unsupported exception.
+/// Running a named strategy: supports() and interact_with(), the front door below Auto. The only place where a
+/// strategy's "no" becomes an Unsupported exception.
 
 #include "cellint/core/pair_functor.hpp"
 #include "cellint/grid/cell_grid.hpp"
@@ -10,8 +10,8 @@
 namespace cellint {
 
 namespace detail {
-/// What every interaction call checks first: a built grid, and the Attribute handles that the
-/// functor holds belong to it (cheap: a scan of the functor's bytes).
+/// What every interaction call checks first: a built grid, and the Attribute handles that the functor holds belong to
+/// it (cheap: a scan of the functor's bytes).
 template <class B, class R, int D, class F>
 void check_call(const CellGrid<B, R, D>& grid, const F& f, const char* who) {
   CELLINT_EXPECTS(grid.built(), "cellint::", who, ": the grid holds no binned particles; call grid.build() first");
@@ -25,8 +25,8 @@ typename StrategyImpl<S>::Plan plan_for(const CellGrid<B, R, D>& grid, const F& 
   return StrategyImpl<S>::plan(make_call(grid, p), f, t);
 }
 
-/// The call of grid `targets` with grid `sources` (one set when they are the same object), for
-/// device properties `p`: the seam of two-set interactions.
+/// The call of grid `targets` with grid `sources` (one set when they are the same object), for device properties `p`:
+/// the seam of two-set interactions.
 /// @throws InvalidArgument when the two grids do not share one cell geometry
 template <class B, class R, int D>
 Call<B, R, D> make_call(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const DeviceProperties& p) {
@@ -46,12 +46,11 @@ Call<B, R, D> make_call(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D
   return c;
 }
 
-/// Plans strategy S for call `c` once, and runs it when it can (nothing to launch without
-/// targets). The front door of every named strategy.
+/// Plans strategy S for call `c` once, and runs it when it can (nothing to launch without targets). The front door of
+/// every named strategy.
 /// @throws Unsupported with the strategy's reason when it cannot run
 template <class S, class B, class R, int D, class F>
-Report run_strategy(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
-                    const Tuning& t) {
+Report run_strategy(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t) {
   const auto plan = StrategyImpl<S>::plan(c, f, t);
   if (!plan.support.ok) throw Unsupported(cat("cellint: strategy ", S::name, " cannot run: ", plan.support.reason));
   if (c.targets() > 0) StrategyImpl<S>::run(c, f, out, plan);
@@ -61,9 +60,9 @@ Report run_strategy(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F
   return rep;
 }
 
-/// Runs strategy `k` for the targets of one grid against the sources of another over the same
-/// cell geometry (nothing excluded: two sets), out[t] per target slot. The functor reads both
-/// sides through the same load(); its Attribute handles are checked against both grids.
+/// Runs strategy `k` for the targets of one grid against the sources of another over the same cell geometry (nothing
+/// excluded: two sets), out[t] per target slot. The functor reads both sides through the same load(); its Attribute
+/// handles are checked against both grids.
 /// @throws Unsupported when the strategy cannot run two sets (its reason says which can)
 template <class B, class R, int D, class F>
 Report interact_sets(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f,
@@ -83,9 +82,9 @@ Support supports(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f, cons
   return detail::dispatch(k, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::plan(c, f, t).support; });
 }
 
-/// Runs strategy `k` (not Auto): for every particle t, out[t] = the accumulation over its
-/// neighbours within the cutoff (sorted order; see CellGrid::to_user_order). Asynchronous on
-/// GPU backends: synchronise the grid's stream before reading `out` on the host.
+/// Runs strategy `k` (not Auto): for every particle t, out[t] = the accumulation over its neighbours within the cutoff
+/// (sorted order; see CellGrid::to_user_order). Asynchronous on GPU backends: synchronise the grid's stream before
+/// reading `out` on the host.
 /// @throws Unsupported with the strategy's reason when it cannot run on this grid/device
 template <class B, class R, int D, class F>
 Report interact_with(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f,

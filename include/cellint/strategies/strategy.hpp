@@ -1,10 +1,11 @@
 #pragma once
 /// @file
-/// What every strategy shares: the run-time StrategyKind, the tag base, tuning knobs, the
-/// supports() answer, the Report of a call and the Call a strategy sees.
+/// What every strategy shares: the run-time StrategyKind, the tag base, tuning knobs, the supports() answer, the Report
+/// of a call and the Call a strategy sees.
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cellint/backend/traits.hpp"
@@ -29,10 +30,10 @@ enum class StrategyKind {
 };
 
 namespace detail {
-/// What every strategy tag carries: its StrategyKind (`kind`), whether it runs on GPU-like
-/// backends (`gpu_like`; false: a CPU strategy) and whether Auto times it (`auto_candidate`).
-/// A tag adds its `name` (what to_string() returns and strategy_from_name() reads) and its
-/// policy: its defaults and `candidates()`, the shapes Auto times (the rule's first).
+/// What every strategy tag carries: its StrategyKind (`kind`), whether it runs on GPU-like backends (`gpu_like`; false:
+/// a CPU strategy) and whether Auto times it (`auto_candidate`). A tag adds its `name` (what to_string() returns and
+/// strategy_from_name() reads) and its policy: its defaults and `candidates()`, the shapes Auto times (the rule's
+/// first).
 template <StrategyKind K, bool GpuLike, bool AutoCandidate = true>
 struct StrategyTag {
   static constexpr StrategyKind kind = K;                   ///< this tag's StrategyKind
@@ -76,9 +77,8 @@ struct Report {
 };
 
 namespace detail {
-/// One interaction call as every strategy sees it: the target and source views, the stream to
-/// launch on and the device. Built once per call by the front door (make_call()); strategies
-/// never see the owning CellGrid.
+/// One interaction call as every strategy sees it: the target and source views, the stream to launch on and the device.
+/// Built once per call by the front door (make_call()); strategies never see the owning CellGrid.
 template <class B, class Real, int Dim>
 struct Call {
   PairViews<Real, Dim> views;    ///< targets and sources (and whether they are one set)
@@ -117,14 +117,21 @@ struct BasicPlan {
 /// Implementation of strategy tag S, specialised in strategies/detail/<name>/:
 ///   `struct Plan` (at least `Support support; LaunchShape shape;`), computed once per call by
 ///   `template <class B, class R, int D, class F> static Plan plan(const Call<B, R, D>&, const F&, const Tuning&)`,
-///   and `static void run(const Call<B, R, D>&, const F&, Accum* out, const Plan&)`, called only
-///   when the plan says yes and there are targets. Only the front door (strategies/run.hpp)
-///   turns a "no" into Unsupported.
+///   and `static void run(const Call<B, R, D>&, const F&, Accum* out, const Plan&)`, which launches the kernel
+///   (asynchronous), called only when the plan says yes and there are targets. Only the front door
+///   (strategies/run.hpp) turns a "no" into Unsupported.
 template <class S>
 struct StrategyImpl;
 
-/// Knob values Auto times besides the rule's: `user` first, then one Tuning per value of
-/// `values` written into the knob `member` (none when the user fixed that knob).
+/// Plan `p` saying no for reason `why` (the early exits of plan()).
+template <class Plan>
+Plan refuse(Plan p, std::string why) {
+  p.support = Support::no(std::move(why));
+  return p;
+}
+
+/// Knob values Auto times besides the rule's: `user` first, then one Tuning per value of `values` written into the knob
+/// `member` (none when the user fixed that knob).
 template <class V>
 std::vector<Tuning> vary(const Tuning& user, V Tuning::*member, std::initializer_list<V> values) {
   std::vector<Tuning> r{user};

@@ -1,60 +1,52 @@
 #pragma once
 /// @file
-/// Auto, the strategy of interact<Auto> (the default): the first time a key is seen, time the
-/// strategies that can run, cache the fastest and use it from then on. The table of decisions
-/// and timings is exposed and can be persisted.
+/// Auto, the strategy of interact<Auto> (the default): the first time a key is seen, time the strategies that can run,
+/// cache the fastest and use it from then on. The table of decisions and timings is exposed and can be persisted.
 ///
-/// **Key.** Backend, device name, functor type, precision, dimension, cells per axis, the mean
-/// particles per cell in half octaves and M_C (the fullest cell) in octaves: Autotuner::key().
+/// **Key.** Backend, device name, functor type, precision, dimension, cells per axis, the mean particles per cell in
+/// half octaves and M_C (the fullest cell) in octaves: Autotuner::key().
 ///
-/// **Candidates.** auto_candidates() (strategies/registry.hpp): the backend's strategies that
-/// supports() accepts for the grid, each with the shapes its tag's candidates() lists (its
-/// policy: Par-Part-NoLoop, Par-Cell and Par-Cell-SM with 128, 64 and 256 threads unless
-/// Tuning::threads is set, X-pencil and X-pencil-tile at the rule's pencil length and two others
-/// unless Tuning::pencil_length is set, the rest once with the caller's Tuning). Every
-/// strategy's first shape is timed before any second shape, and on the Host backend the
-/// half-shell cell loop comes first (it evaluates each pair once).
+/// **Candidates.** auto_candidates() (strategies/registry.hpp): the backend's strategies that supports() accepts for
+/// the grid, each with the shapes its tag's candidates() lists (its policy: Par-Part-NoLoop, Par-Cell and Par-Cell-SM
+/// with 128, 64 and 256 threads unless Tuning::threads is set, X-pencil and X-pencil-tile at the rule's pencil length
+/// and two others unless Tuning::pencil_length is set, the rest once with the caller's Tuning). Every strategy's first
+/// shape is timed before any second shape, and on the Host backend the half-shell cell loop comes first (it evaluates
+/// each pair once).
 ///
-/// **What the first call of a key costs.** It is bounded, so that a call of seconds is not paid
-/// ten times or more:
+/// **What the first call of a key costs.** It is bounded, so that a call of seconds is not paid ten times or more:
 /// - Only one candidate can run: it runs once, untimed.
-/// - A candidate gets a warm-up call and set_repetitions() (3) timed runs; Auto keeps the median.
-///   A run shorter than 0.2 ms is a batch of back-to-back calls (at most 64).
-/// - A call of 20 ms or more is its own sample: no further runs. On the CPU backends (Host,
-///   Emulated: nothing is compiled or loaded lazily) the first call is timed and, when that long,
-///   is the only call of the candidate; should the winner's calls turn out short (under 20 ms),
-///   a candidate whose one call took more than 4x the winner's is timed again (a CPU shared with
-///   other work can stall a call of a millisecond for a second).
-/// - A candidate whose fastest run so far exceeds 1.5x the best median so far is abandoned: it
-///   cannot win (TunedCandidate::abandoned; its `ms` is then that fastest run).
-/// - Time budget (set_time_budget(); 3 s on the CPU backends and 30 s on GPUs by default): another
-///   candidate is started only while the time spent tuning plus the best time so far fits the
-///   budget (a candidate that can win needs less than the best time to show it). The best so far
-///   is kept; TuneEntry::untimed counts the candidates left out. A budget of 0 runs the first
-///   candidate, untimed. A decision made under a tight budget is cached like any other
+/// - A candidate gets a warm-up call and set_repetitions() (3) timed runs; Auto keeps the median. A run shorter than
+///   0.2 ms is a batch of back-to-back calls (at most 64).
+/// - A call of 20 ms or more is its own sample: no further runs. On the CPU backends (Host, Emulated: nothing is
+///   compiled or loaded lazily) the first call is timed and, when that long, is the only call of the candidate; should
+///   the winner's calls turn out short (under 20 ms), a candidate whose one call took more than 4x the winner's is
+///   timed again (a CPU shared with other work can stall a call of a millisecond for a second).
+/// - A candidate whose fastest run so far exceeds 1.5x the best median so far is abandoned: it cannot win
+///   (TunedCandidate::abandoned; its `ms` is then that fastest run).
+/// - Time budget (set_time_budget(); 3 s on the CPU backends and 30 s on GPUs by default): another candidate is started
+///   only while the time spent tuning plus the best time so far fits the budget (a candidate that can win needs less
+///   than the best time to show it). The best so far is kept; TuneEntry::untimed counts the candidates left out. A
+///   budget of 0 runs the first candidate, untimed. A decision made under a tight budget is cached like any other
 ///   (clear() forgets it).
-/// - `out` receives the winner's result: its last tuning run is kept when no other candidate ran
-///   after it (on the CPU backends a long call's result is copied aside while others run, and
-///   back), else the winner runs once more.
-/// So on the CPU backends, with calls of 20 ms or more, the first call costs one call of each
-/// candidate timed (the slower ones included) and at most one more, and with the default budget
-/// a first call longer than 1.5 s is the only one made.
+/// - `out` receives the winner's result: its last tuning run is kept when no other candidate ran after it (on the CPU
+///   backends a long call's result is copied aside while others run, and back), else the winner runs once more.
+/// So on the CPU backends, with calls of 20 ms or more, the first call costs one call of each candidate timed (the
+/// slower ones included) and at most one more, and with the default budget a first call longer than 1.5 s is the only
+/// one made.
 ///
-/// **Progress.** Once tuning has taken more than a second, each candidate timed is reported on
-/// stderr ("cellint: Auto tuning <key>: cell-loop-half: 2.71 s (best so far)"), then the choice.
-/// set_verbose(false) or the environment variable CELLINT_AUTO_QUIET=1 silences this; set_log()
-/// sends the lines elsewhere.
+/// **Progress.** Once tuning has taken more than a second, each candidate timed is reported on stderr
+/// ("cellint: Auto tuning <key>: cell-loop-half: 2.71 s (best so far)"), then the choice. set_verbose(false) or the
+/// environment variable CELLINT_AUTO_QUIET=1 silences this; set_log() sends the lines elsewhere.
 ///
-/// **Later calls.** Auto finds the decision by the key's fields (no string is formatted) and
-/// checks the strategy's supports() for this grid, a cheap host computation, before running it. A
-/// decision that does not fit (another grid with the same key whose fullest cell no longer fits
-/// the chosen strategy's shared memory, or a cache file written elsewhere) is tuned again for
-/// this grid and replaces the key's decision (also in the cache file). Auto throws Unsupported
-/// only when no strategy can run the grid.
+/// **Later calls.** Auto finds the decision by the key's fields (no string is formatted) and checks the strategy's
+/// supports() for this grid, a cheap host computation, before running it. A decision that does not fit (another grid
+/// with the same key whose fullest cell no longer fits the chosen strategy's shared memory, or a cache file written
+/// elsewhere) is tuned again for this grid and replaces the key's decision (also in the cache file). Auto throws
+/// Unsupported only when no strategy can run the grid.
 ///
 /// **Cache file** (set_cache_file()): one line per decision, later lines winning:
-/// `"key" strategy threads pencil_length subbox_x subbox_y subbox_z`, the strategy by name
-/// (to_string(); written so) or by its StrategyKind number (as older files have it).
+/// `"key" strategy threads pencil_length subbox_x subbox_y subbox_z`, the strategy by name (to_string(); written so) or
+/// by its StrategyKind number (as older files have it).
 
 #include <algorithm>
 #include <chrono>
@@ -99,8 +91,8 @@ struct TuneEntry {
   int untimed = 0;  ///< of those, not timed: a lone candidate, all under a budget of 0, or those the budget left out
 };
 
-/// Process-wide autotuner behind interact<Auto>. Thread-safe. The file comment above describes
-/// what it times, what the first call of a key costs and how to bound it.
+/// Process-wide autotuner behind interact<Auto>. Thread-safe. The file comment above describes what it times, what the
+/// first call of a key costs and how to bound it.
 class Autotuner {
   /// The fields that identify a decision (the text key is formatted from them).
   struct CallKey {
@@ -137,24 +129,22 @@ class Autotuner {
     static Autotuner a;
     return a;
   }
-  /// Timed runs per candidate (median taken); default 3 after one warm-up. A run of a candidate
-  /// faster than 0.2 ms times up to 64 back-to-back calls and divides; a call of 20 ms or more is
-  /// timed once.
+  /// Timed runs per candidate (median taken); default 3 after one warm-up. A run of a candidate faster than 0.2 ms
+  /// times up to 64 back-to-back calls and divides; a call of 20 ms or more is timed once.
   void set_repetitions(int r) {
     std::lock_guard<std::mutex> l(m_);
     reps_ = std::max(1, r);
   }
-  /// Bounds the time the first call of a key spends tuning: no further candidate is started once
-  /// the time spent plus the best time so far exceeds `seconds` (see the file comment). 0 runs
-  /// the first candidate that can run, untimed; infinity times every candidate; a negative value
-  /// restores the default (3 s on the CPU backends, Host and Emulated; 30 s on GPUs).
+  /// Bounds the time the first call of a key spends tuning: no further candidate is started once the time spent plus
+  /// the best time so far exceeds `seconds` (see the file comment). 0 runs the first candidate that can run, untimed;
+  /// infinity times every candidate; a negative value restores the default (3 s on the CPU backends, Host and Emulated;
+  /// 30 s on GPUs).
   void set_time_budget(double seconds) {
     std::lock_guard<std::mutex> l(m_);
     budget_s_ = seconds;
   }
-  /// Reports the candidates and the choice of a tuning that has taken longer than
-  /// `after_seconds` (default: on, after one second). The environment variable
-  /// CELLINT_AUTO_QUIET=1 (any value but 0) silences it too.
+  /// Reports the candidates and the choice of a tuning that has taken longer than `after_seconds` (default: on, after
+  /// one second). The environment variable CELLINT_AUTO_QUIET=1 (any value but 0) silences it too.
   void set_verbose(bool on, double after_seconds = 1.0) {
     std::lock_guard<std::mutex> l(m_);
     verbose_ = on;
@@ -165,8 +155,8 @@ class Autotuner {
     std::lock_guard<std::mutex> l(m_);
     log_ = std::move(sink);
   }
-  /// Persist decisions in `path`: loaded now if it exists (lines that do not parse are skipped;
-  /// later lines win), appended on each new decision.
+  /// Persist decisions in `path`: loaded now if it exists (lines that do not parse are skipped; later lines win),
+  /// appended on each new decision.
   void set_cache_file(const std::string& path) {
     std::lock_guard<std::mutex> l(m_);
     file_ = path;
@@ -176,15 +166,13 @@ class Autotuner {
     while (std::getline(in, line)) {
       std::istringstream ls(line);
       std::string key, name;
-      long th = 0, pl = 0, sx = 0, sy = 0, sz = 0;
+      long th = 0, pl = 0, sb[3] = {0, 0, 0};
       TuneEntry e;
-      if (!(ls >> std::quoted(key) >> name >> th >> pl >> sx >> sy >> sz)) continue;
-      if (!strategy_from_name(name, e.strategy) || th < 0 || pl < 0 || sx < 0 || sy < 0 || sz < 0) continue;
+      if (!(ls >> std::quoted(key) >> name >> th >> pl >> sb[0] >> sb[1] >> sb[2])) continue;
+      if (!strategy_from_name(name, e.strategy) || std::min({th, pl, sb[0], sb[1], sb[2]}) < 0) continue;
       e.tuning.threads = static_cast<unsigned>(th);
       e.tuning.pencil_length = static_cast<int>(pl);
-      e.tuning.subbox[0] = static_cast<int>(sx);
-      e.tuning.subbox[1] = static_cast<int>(sy);
-      e.tuning.subbox[2] = static_cast<int>(sz);
+      for (int d = 0; d < 3; ++d) e.tuning.subbox[d] = static_cast<int>(sb[d]);
       table_[key] = e;
     }
   }
@@ -200,8 +188,8 @@ class Autotuner {
     return table_;
   }
 
-  /// The strategy named `s` in a cache file: its name (cellint::strategy_from_name()), or its
-  /// StrategyKind number (older files). False (and `k` unchanged) for anything else, Auto included.
+  /// The strategy named `s` in a cache file: its name (cellint::strategy_from_name()), or its StrategyKind number
+  /// (older files). False (and `k` unchanged) for anything else, Auto included.
   static bool strategy_from_name(const std::string& s, StrategyKind& k) {
     std::optional<StrategyKind> r;
     if (!s.empty() && s.size() <= 3 && s.find_first_not_of("0123456789") == std::string::npos)
@@ -227,14 +215,13 @@ class Autotuner {
   /// M_C in octaves: shared-memory strategies' eligibility and shapes depend on it.
   static int mc_bucket(Index mc) { return mc > 0 ? static_cast<int>(std::ceil(std::log2(mc))) : 0; }
 
-  /// Runs the cached winner for this call, tuning first when the key is new or its decision
-  /// cannot run this grid.
+  /// Runs the cached winner for this call, tuning first when the key is new or its decision cannot run this grid.
   /// @throws Unsupported when no strategy can run the grid
   template <class B, class R, int D, class F>
   Report run(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user) {
-    // The fast path of every call after the first: the decision found by the same fields as
-    // the text key, without formatting it (a few microseconds per call matter to kernels of a
-    // few microseconds), and checked against this grid.
+    // The fast path of every call after the first: the decision found by the same fields as the text key, without
+    // formatting it (a few microseconds per call matter to kernels of a few microseconds), and checked against this
+    // grid.
     const DeviceProperties p = B::properties();
     const CallKey ck = call_key<B, R, D, F>(g, p);
     Decision known{};
@@ -250,8 +237,8 @@ class Autotuner {
     Report rep;
     if (hit && run_if_supported(known, g, f, out, p, rep)) return rep;
 
-    // First call of this CallKey (or its decision does not fit this grid): the table, as
-    // filled by earlier calls and the cache file.
+    // First call of this CallKey (or its decision does not fit this grid): the table, as filled by earlier calls and
+    // the cache file.
     const std::string k = ck.text();
     bool found = false;
     if (!hit) {
@@ -261,9 +248,8 @@ class Autotuner {
         found = usable<B>(it->second, g, f, p);
         if (found) known = Decision{it->second.strategy, it->second.tuning};
       } else {
-        // Hysteresis: a simulation whose fullest cell drifts into the next M_C octave keeps the
-        // decision of the neighbouring octave while that strategy still supports the grid,
-        // instead of re-timing in the middle of a run.
+        // Hysteresis: a simulation whose fullest cell drifts into the next M_C octave keeps the decision of the
+        // neighbouring octave while that strategy still supports the grid, instead of re-timing in the middle of a run.
         const int mc = mc_bucket(g.max_per_cell());
         const std::string base = k.substr(0, k.rfind("|mc2^") + 5);
         for (int dm : {-1, 1}) {
@@ -284,8 +270,8 @@ class Autotuner {
     }
     if (found && run_if_supported(known, g, f, out, p, rep)) return rep;
 
-    // Tune: for a new key, or again when the key's decision cannot run this grid (it is
-    // replaced, in the table, the fast path and the cache file).
+    // Tune: for a new key, or again when the key's decision cannot run this grid (it is replaced, in the table, the
+    // fast path and the cache file).
     Tuned t = tune(g, f, out, user, k);
     {
       std::lock_guard<std::mutex> l(m_);
@@ -326,8 +312,8 @@ class Autotuner {
     double verbose_after_ms;
     std::function<void(const std::string&)> log;
   };
-  /// The progress lines of one tuning: held until it has taken longer than the threshold, then
-  /// written, and every later one at once.
+  /// The progress lines of one tuning: held until it has taken longer than the threshold, then written, and every later
+  /// one at once.
   class Progress {
    public:
     Progress(const Settings& s, const std::string& key) : s_(s), prefix_("cellint: Auto tuning " + key + ": ") {}
@@ -370,8 +356,8 @@ class Autotuner {
     std::memcpy(k.device, p.name, sizeof(k.device));
     return k;
   }
-  /// Runs decision `d` when its strategy supports this grid (a host computation; no string is
-  /// formatted unless it says no); false, running nothing, otherwise.
+  /// Runs decision `d` when its strategy supports this grid (a host computation; no string is formatted unless it says
+  /// no); false, running nothing, otherwise.
   template <class B, class R, int D, class F>
   static bool run_if_supported(const Decision& d, const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out,
                                const DeviceProperties& p, Report& rep) {
@@ -387,8 +373,8 @@ class Autotuner {
       return true;
     });
   }
-  /// Whether a table entry is a decision Auto could make for this grid: one of the backend's
-  /// strategies, and it supports the grid.
+  /// Whether a table entry is a decision Auto could make for this grid: one of the backend's strategies, and it
+  /// supports the grid.
   template <class B, class R, int D, class F>
   static bool usable(const TuneEntry& e, const CellGrid<B, R, D>& g, const F& f, const DeviceProperties& p) {
     const std::vector<StrategyKind> all = strategies_for<B>();
@@ -427,9 +413,9 @@ class Autotuner {
     return s;
   }
 
-  /// Times candidate (k, t): the median over the repetitions, or less when a call is long or the
-  /// candidate falls behind `give_up_ms`. `warm`: it has run on this grid already (no warm-up,
-  /// and the first call is not a sample). `out` holds its result afterwards.
+  /// Times candidate (k, t): the median over the repetitions, or less when a call is long or the candidate falls behind
+  /// `give_up_ms`. `warm`: it has run on this grid already (no warm-up, and the first call is not a sample). `out`
+  /// holds its result afterwards.
   template <class B, class R, int D, class F>
   static Sample time_candidate(StrategyKind k, const Tuning& t, const CellGrid<B, R, D>& g, const F& f,
                                typename F::Accum* out, int reps, float give_up_ms, bool warm) {
@@ -440,8 +426,8 @@ class Autotuner {
       ++s.calls;
     };
     if (!warm && !B::device_memory) {
-      // CPU backends: nothing is compiled or loaded on a first call, so a long first call is
-      // already a sample, and the warm-up otherwise.
+      // CPU backends: nothing is compiled or loaded on a first call, so a long first call is already a sample, and the
+      // warm-up otherwise.
       timer.start();
       call();
       timer.stop();
@@ -454,9 +440,9 @@ class Autotuner {
     } else if (!warm) {
       call();  // warm-up (and JIT / attribute setup)
     }
-    // A call shorter than batch_ms is timed as a batch of back-to-back calls (as they run in
-    // a simulation): one launch of a few microseconds, timed alone, is mostly launch latency
-    // and event jitter, and ranked the small-grid candidates by noise.
+    // A call shorter than batch_ms is timed as a batch of back-to-back calls (as they run in a simulation): one launch
+    // of a few microseconds, timed alone, is mostly launch latency and event jitter, and ranked the small-grid
+    // candidates by noise.
     timer.start();
     call();
     timer.stop();
@@ -472,10 +458,9 @@ class Autotuner {
     std::vector<float> ms;
     float fastest = once;
     for (int r = 0; r < reps; ++r) {
-      // On a GPU a batch whose enqueueing took about as long as its execution measured the
-      // host, not the kernels: a host thread that stalls for a few milliseconds (seen on the
-      // benchmark machine: 25 us per launch instead of 4) made the winner a matter of luck.
-      // Such a batch is timed again, at most twice, and the fastest try is kept.
+      // On a GPU a batch whose enqueueing took about as long as its execution measured the host, not the kernels: a
+      // host thread that stalls for a few milliseconds (seen on the benchmark machine: 25 us per launch instead of 4)
+      // made the winner a matter of luck. Such a batch is timed again, at most twice, and the fastest try is kept.
       float sample = -1;
       for (int attempt = 0; attempt < 3; ++attempt) {
         const auto h0 = std::chrono::steady_clock::now();
@@ -582,11 +567,10 @@ class Autotuner {
     std::size_t next = 0;
     for (; next < cands.size() && within_budget(); ++next)
       if (time_one(next, false).single && !B::device_memory) single.push_back(next);
-    // On a CPU shared with other work a call of a millisecond can now and then take 20 ms, or a
-    // second (threads waiting at a barrier for one that is descheduled). When the winner's calls
-    // are short, a candidate ranked by one call more than 4x as long is timed again: no strategy
-    // is usually that far off the pace, so it was most likely interrupted, and if it really is
-    // that slow, one more call costs little (it is abandoned after it).
+    // On a CPU shared with other work a call of a millisecond can now and then take 20 ms, or a second (threads waiting
+    // at a barrier for one that is descheduled). When the winner's calls are short, a candidate ranked by one call more
+    // than 4x as long is timed again: no strategy is usually that far off the pace, so it was most likely interrupted,
+    // and if it really is that slow, one more call costs little (it is abandoned after it).
     if (best_ms < single_ms)
       for (std::size_t i : single)
         if (e.timings[static_cast<std::size_t>(entry_of[i])].ms > retime_factor * best_ms && within_budget())
@@ -597,10 +581,8 @@ class Autotuner {
     e.untimed = static_cast<int>(cands.size() - next);
     if (e.untimed > 0) {
       char b[160];
-      std::snprintf(b, sizeof(b),
-                    "%d of %d candidates not timed: the time budget of %.3g s holds no further call "
-                    "(Autotuner::set_time_budget)",
-                    e.untimed, e.candidates, set.budget_ms / 1e3);
+      std::snprintf(b, sizeof(b), "%d of %d candidates not timed: the time budget of %.3g s holds no further call "
+                    "(Autotuner::set_time_budget)", e.untimed, e.candidates, set.budget_ms / 1e3);
       progress.line(b);
     }
     if (!best_in_out) {

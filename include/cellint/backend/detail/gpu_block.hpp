@@ -1,7 +1,6 @@
 #pragma once
-// The block API handed to block kernels on CUDA and HIP, the generic __global__ trampoline that
-// runs a block kernel, and the launch-description helpers both GPU backends use in messages.
-// Only nvcc and hipcc compile this file.
+// The block API handed to block kernels on CUDA and HIP, the generic __global__ trampoline that runs a block kernel,
+// and the launch-description helpers both GPU backends use in messages. Only nvcc and hipcc compile this file.
 
 #include "cellint/core/macros.hpp"
 
@@ -53,11 +52,10 @@ __device__ inline unsigned char* gpu_dynamic_shared() {
 #  define CELLINT_DETAIL_DEVICE_OR(device, host) host
 #endif
 
-/// Block API of the CUDA and HIP backends (see backend/traits.hpp): 1-D thread and block
-/// ranks, the block barrier, dynamic shared memory and atomics, forwarding to the runtime's
-/// built-ins. The members are `__host__ __device__` so that `CELLINT_HD` kernel templates call
-/// them without host/device diagnostics; their bodies exist only in the device pass (the host
-/// pass never runs them).
+/// Block API of the CUDA and HIP backends (see backend/traits.hpp): 1-D thread and block ranks, the block barrier,
+/// dynamic shared memory and atomics, forwarding to the runtime's built-ins. The members are `__host__ __device__` so
+/// that `CELLINT_HD` kernel templates call them without host/device diagnostics; their bodies exist only in the device
+/// pass (the host pass never runs them).
 struct GpuBlock {
   /// Rank of this thread in its block (threadIdx.x).
   CELLINT_HD unsigned thread_rank() const { return CELLINT_DETAIL_DEVICE_OR(threadIdx.x, 0); }
@@ -76,8 +74,7 @@ struct GpuBlock {
     static_assert(alignof(T) <= 16, "cellint: shared<T>() is 16-byte aligned; T needs more");
     return CELLINT_DETAIL_DEVICE_OR(reinterpret_cast<T*>(gpu_dynamic_shared()), nullptr);
   }
-  /// `*p += v` atomically (device scope); returns the old value.
-  /// T: int, unsigned, unsigned long long, float or double.
+  /// `*p += v` atomically (device scope); returns the old value. T: int, unsigned, unsigned long long, float or double.
   template <class T>
   CELLINT_HD T atomic_add(T* p, typename NoDeduce<T>::type v) const {
     static_assert(std::is_same_v<T, int> || std::is_same_v<T, unsigned> || std::is_same_v<T, unsigned long long> ||
@@ -103,17 +100,16 @@ struct GpuBlock {
 
 #undef CELLINT_DETAIL_DEVICE_OR
 
-/// Runs one block kernel: every thread calls `k(block)`. Kernels reach threadIdx & co. only
-/// through GpuBlock. No __launch_bounds__: the block size is a run-time choice, capped by
-/// Backend::max_threads_for.
+/// Runs one block kernel: every thread calls `k(block)`. Kernels reach threadIdx & co. only through GpuBlock. No
+/// __launch_bounds__: the block size is a run-time choice, capped by Backend::max_threads_for.
 template <class Kernel>
 __global__ void block_kernel(Kernel k) {
   GpuBlock b;
   k(b);
 }
 
-/// A value per device that never changes once known (a kernel's register-limited block size):
-/// computed on first use, then read without calling the runtime. One instance per kernel type.
+/// A value per device that never changes once known (a kernel's register-limited block size): computed on first use,
+/// then read without calling the runtime. One instance per kernel type.
 struct PerDeviceValue {
   std::mutex mutex;
   std::vector<int> values;  // per device; 0 = not known yet

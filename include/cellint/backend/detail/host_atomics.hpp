@@ -38,9 +38,8 @@ inline T host_atomic_min(T* p, T v) {
   return old;
 }
 
-/// The atomics part of the block API, for element loops that run on the Host backend. Marked
-/// host/device only so that nvcc accepts the host instantiation of CELLINT_HD loop bodies; they
-/// are never called in a device pass.
+/// The atomics part of the block API, for element loops that run on the Host backend. Marked host/device only so that
+/// nvcc accepts the host instantiation of CELLINT_HD loop bodies; they are never called in a device pass.
 struct HostAtomics {
 #if defined(CELLINT_DEVICE_PASS)
   template <class T> CELLINT_HD T atomic_add(T*, T v) const { return v; }
@@ -53,8 +52,8 @@ struct HostAtomics {
 #endif
 };
 
-/// The same interface for a loop that runs on one thread: plain read-modify-write (no locked
-/// instructions), same results and return values as HostAtomics.
+/// The same interface for a loop that runs on one thread: plain read-modify-write (no locked instructions), same
+/// results and return values as HostAtomics.
 struct HostSerialAtomics {
 #if defined(CELLINT_DEVICE_PASS)
   template <class T> CELLINT_HD T atomic_add(T*, T v) const { return v; }

@@ -1,6 +1,6 @@
 #pragma once
-// The binning steps of CellGrid (cell index + count, exclusive scan, max per cell, scatter),
-// each a separately named element kernel so that profiles and benchmarks can report them.
+// The binning steps of CellGrid (cell index + count, exclusive scan, max per cell, scatter), each a separately named
+// element kernel so that profiles and benchmarks can report them.
 
 #include <climits>
 #include <cmath>
@@ -22,8 +22,8 @@ CELLINT_HD inline Real wrap_axis(const GridGeometry<Real, Dim>& g, Real x, int d
   return w;
 }
 
-/// Step 1: cell of every particle, count per cell (the atomic's old value is the particle's rank
-/// inside its cell) and detection of bad positions (lowest offending index into *bad).
+/// Step 1: cell of every particle, count per cell (the atomic's old value is the particle's rank inside its cell) and
+/// detection of bad positions (lowest offending index into *bad).
 template <class Real, int Dim>
 struct GridCellIndex {
   GridGeometry<Real, Dim> g;

@@ -1,6 +1,6 @@
 #pragma once
-// CudaRuntime: what the shared GPU backend body (detail/gpu/backend.hpp) needs from the CUDA
-// runtime and CUB; CELLINT_CHECK_CUDA. HipRuntime (detail/hip/runtime.hpp) has the same members.
+// CudaRuntime: what the shared GPU backend body (detail/gpu/backend.hpp) needs from the CUDA runtime and CUB;
+// CELLINT_CHECK_CUDA. HipRuntime (detail/hip/runtime.hpp) has the same members.
 
 #include <cstddef>
 #include <string>
@@ -15,27 +15,17 @@
 namespace cellint::detail {
 
 struct CudaRuntime {
-  using Error = cudaError_t;
-  using Stream = cudaStream_t;
-  using Event = cudaEvent_t;
   using DeviceProp = cudaDeviceProp;
-  using FuncAttributes = cudaFuncAttributes;
+  CELLINT_DETAIL_GPU_RUNTIME(cuda)
+  static constexpr Error ErrorOutOfMemory = cudaErrorMemoryAllocation;
 
   static constexpr const char* name = "cuda";     ///< backend name and prefix of the runtime's calls
   static constexpr const char* runtime = "CUDA";  ///< the runtime, in messages
   static constexpr const char* type = "Cuda";     ///< the backend type, in messages
   static constexpr int warp_size = 32;            ///< threads per warp on NVIDIA GPUs
 
-  static constexpr Error Success = cudaSuccess;
-  static constexpr Error ErrorNoDevice = cudaErrorNoDevice;
-  static constexpr Error ErrorOutOfMemory = cudaErrorMemoryAllocation;
-  static constexpr Error ErrorInvalidValue = cudaErrorInvalidValue;
-  static constexpr Error ErrorInvalidDevicePointer = cudaErrorInvalidDevicePointer;
-  static constexpr Error ErrorInvalidConfiguration = cudaErrorInvalidConfiguration;
-  static constexpr Error ErrorLaunchOutOfResources = cudaErrorLaunchOutOfResources;
-
-  /// True for errors after which every later CUDA call of this process fails the same way
-  /// ("sticky" errors: the context is corrupt and only a new process recovers).
+  /// True for errors after which every later CUDA call of this process fails the same way ("sticky" errors: the context
+  /// is corrupt and only a new process recovers).
   static bool is_sticky(Error e) noexcept {
     switch (e) {
       case cudaErrorECCUncorrectable:
@@ -79,39 +69,6 @@ struct CudaRuntime {
       ". The binary holds no code for this GPU: rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES (90 for "
       "H100)";
 
-  // The runtime calls, named as the runtime names them less the "cuda" prefix.
-  static const char* GetErrorName(Error e) { return cudaGetErrorName(e); }
-  static const char* GetErrorString(Error e) { return cudaGetErrorString(e); }
-  static Error GetLastError() { return cudaGetLastError(); }
-  static Error GetDeviceCount(int* n) { return cudaGetDeviceCount(n); }
-  static Error GetDevice(int* dev) { return cudaGetDevice(dev); }
-  static Error GetDeviceProperties(DeviceProp* q, int dev) { return cudaGetDeviceProperties(q, dev); }
-  static Error Malloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
-  static Error Free(void* p) { return cudaFree(p); }
-  static Error MemGetInfo(std::size_t* free_bytes, std::size_t* total) { return cudaMemGetInfo(free_bytes, total); }
-  /// cudaMemcpyAsync with the cudaMemcpyKind of `kind` (never HostToHost).
-  static Error MemcpyAsync(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) {
-    return cudaMemcpyAsync(dst, src, bytes,
-                           kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
-                           : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
-                                                            : cudaMemcpyDeviceToDevice,
-                           s);
-  }
-  static Error MemsetAsync(void* dst, int byte, std::size_t bytes, Stream s) {
-    return cudaMemsetAsync(dst, byte, bytes, s);
-  }
-  static Error StreamSynchronize(Stream s) { return cudaStreamSynchronize(s); }
-  static Error FuncGetAttributes(FuncAttributes* a, const void* f) { return cudaFuncGetAttributes(a, f); }
-  /// cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes).
-  static Error FuncSetMaxDynamicSharedMemorySize(const void* f, int bytes) {
-    return cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  }
-  static Error EventCreate(Event* e) { return cudaEventCreate(e); }
-  static Error EventDestroy(Event e) { return cudaEventDestroy(e); }
-  static Error EventRecord(Event e, Stream s) { return cudaEventRecord(e, s); }
-  static Error EventSynchronize(Event e) { return cudaEventSynchronize(e); }
-  static Error EventElapsedTime(float* ms, Event a, Event b) { return cudaEventElapsedTime(ms, a, b); }
-
   /// The properties that the two runtimes name or report differently.
   static std::size_t shared_per_block_optin(const DeviceProp& q, int /*dev*/) { return q.sharedMemPerBlockOptin; }
   static std::size_t shared_per_multiprocessor(const DeviceProp& q) { return q.sharedMemPerMultiprocessor; }
@@ -123,8 +80,8 @@ struct CudaRuntime {
     return cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, n, s);
   }
   static constexpr const char* sort_name = "cub::DeviceRadixSort::SortPairs";
-  /// Radix sort by bits [0, key_bits) between `keys`/`keys_alt` and `values`/`values_alt`;
-  /// `keys` and `values` point to the buffers that hold the result on return.
+  /// Radix sort by bits [0, key_bits) between `keys`/`keys_alt` and `values`/`values_alt`; `keys` and `values` point to
+  /// the buffers that hold the result on return.
   template <class K, class V>
   static Error sort_pairs(void* temp, std::size_t& temp_bytes, K*& keys, K* keys_alt, V*& values, V* values_alt,
                           Index n, int key_bits, Stream s) {
@@ -142,8 +99,8 @@ inline std::string cuda_error_text(cudaError_t e) { return gpu_error_text<CudaRu
 
 }  // namespace cellint::detail
 
-/// Runs a CUDA runtime call and throws cellint::GpuError (NoDevice when there is no usable GPU)
-/// naming the call, the error's name and text, the file and the line when it fails.
+/// Runs a CUDA runtime call and throws cellint::GpuError (NoDevice when there is no usable GPU) naming the call, the
+/// error's name and text, the file and the line when it fails.
 #define CELLINT_CHECK_CUDA(call) \
   ::cellint::detail::gpu_check<::cellint::detail::CudaRuntime>((call), "", #call, __FILE__, __LINE__)
 

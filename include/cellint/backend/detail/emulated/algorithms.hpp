@@ -1,7 +1,7 @@
 #pragma once
-// Device-wide primitives of the Emulated backend, run on the host: exclusive scan and a stable
-// LSD radix sort of (key, value) pairs over the low `key_bits` bits (the semantics of CUB's
-// DeviceScan::ExclusiveSum and DeviceRadixSort::SortPairs with end_bit = key_bits).
+// Device-wide primitives of the Emulated backend, run on the host: exclusive scan and a stable LSD radix sort of (key,
+// value) pairs over the low `key_bits` bits (the semantics of CUB's DeviceScan::ExclusiveSum and
+// DeviceRadixSort::SortPairs with end_bit = key_bits).
 
 #include <cstdint>
 #include <cstring>
@@ -22,8 +22,8 @@ inline void exclusive_scan(const std::uint32_t* in, std::uint32_t* out, Index n)
   }
 }
 
-/// Stable sort of (keys[i], values[i]) by the low `key_bits` bits of the key, in place.
-/// Bits above `key_bits` are carried along but do not take part in the order.
+/// Stable sort of (keys[i], values[i]) by the low `key_bits` bits of the key, in place. Bits above `key_bits` are
+/// carried along but do not take part in the order.
 inline void radix_sort_pairs(std::uint32_t* keys, Index* values, Index n, int key_bits) {
   if (n <= 1 || key_bits <= 0) return;
   const std::uint32_t mask = key_bits >= 32 ? ~std::uint32_t(0) : (std::uint32_t(1) << key_bits) - 1;

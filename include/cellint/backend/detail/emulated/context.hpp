@@ -1,17 +1,16 @@
 #pragma once
-// Execution contexts for the Emulated backend's cooperative fibers: create a context on a stack,
-// switch from one context to another on the same OS thread.
+// Execution contexts for the Emulated backend's cooperative fibers: create a context on a stack, switch from one
+// context to another on the same OS thread.
 //
-// Two implementations with one interface (Context, context_prepare, context_start,
-// context_switch, context_unusable_reason):
-//  * x86-64 System V, g++/clang only: a switch of a few instructions that saves the callee-saved
-//    registers, MXCSR and the x87 control word on the old stack and swaps stack pointers (no
-//    system call; 15-30 ns per fiber and barrier measured, cache misses included);
-//  * everywhere else, with CELLINT_EMULATED_UCONTEXT defined, under nvcc/hipcc and under
-//    ASan/TSan: glibc makecontext/swapcontext (about 0.25-0.3 us per switch: swapcontext makes
-//    one sigprocmask system call).
-// The implementations live in different inline namespaces, so the scheduler state of
-// translation units that pick different ones stays apart in one program.
+// Two implementations with one interface (Context, context_prepare, context_start, context_switch,
+// context_unusable_reason):
+//  * x86-64 System V, g++/clang only: a switch of a few instructions that saves the callee-saved registers, MXCSR and
+//    the x87 control word on the old stack and swaps stack pointers (no system call; 15-30 ns per fiber and barrier
+//    measured, cache misses included);
+//  * everywhere else, with CELLINT_EMULATED_UCONTEXT defined, under nvcc/hipcc and under ASan/TSan: glibc
+//    makecontext/swapcontext (about 0.25-0.3 us per switch: swapcontext makes one sigprocmask system call).
+// The implementations live in different inline namespaces, so the scheduler state of translation units that pick
+// different ones stays apart in one program.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,8 +47,8 @@ using FiberEntry = void (*)(void*);
 
 #if defined(CELLINT_EMULATED_UCONTEXT)
 
-/// Saved state of a suspended fiber (or of the scheduler). Address-stable: never copy or move
-/// one that was prepared (glibc keeps a pointer into the object itself).
+/// Saved state of a suspended fiber (or of the scheduler). Address-stable: never copy or move one that was prepared
+/// (glibc keeps a pointer into the object itself).
 struct Context {
   ucontext_t uc;
   bool prepared = false;
@@ -98,16 +97,15 @@ inline const char* context_unusable_reason() { return nullptr; }
 
 #else  // x86-64 System V
 
-/// Saved state of a suspended fiber (or of the scheduler): its stack pointer; everything else
-/// sits on its stack.
+/// Saved state of a suspended fiber (or of the scheduler): its stack pointer; everything else sits on its stack.
 struct Context {
   void* sp = nullptr;
 };
 
 inline void context_prepare(Context&) {}
 
-/// Saves rbp, rbx, r12-r15, MXCSR and the x87 control word on the current stack, stores the
-/// stack pointer into *save, loads `load` as the stack pointer and restores the same set.
+/// Saves rbp, rbx, r12-r15, MXCSR and the x87 control word on the current stack, stores the stack pointer into *save,
+/// loads `load` as the stack pointer and restores the same set.
 __attribute__((naked, noinline)) inline void x86_64_switch(void** /*save*/, void* /*load*/) {
   __asm__ volatile(
       "pushq %rbp\n\t"
@@ -133,8 +131,8 @@ __attribute__((naked, noinline)) inline void x86_64_switch(void** /*save*/, void
       "retq\n\t");
 }
 
-/// First code a new fiber runs (reached by the `ret` of x86_64_switch): calls r13(r12) on an
-/// aligned stack. Marked as the outermost frame for unwinders and debuggers.
+/// First code a new fiber runs (reached by the `ret` of x86_64_switch): calls r13(r12) on an aligned stack. Marked as
+/// the outermost frame for unwinders and debuggers.
 __attribute__((naked, noinline)) inline void x86_64_fiber_start() {
   __asm__ volatile(
       ".cfi_undefined rip\n\t"
@@ -143,8 +141,8 @@ __attribute__((naked, noinline)) inline void x86_64_fiber_start() {
       "ud2\n\t");
 }
 
-/// Makes `c` start `fn(arg)` on the stack [lo, lo + bytes) at the next switch to it: builds the
-/// frame that x86_64_switch pops (control words, six registers, return address).
+/// Makes `c` start `fn(arg)` on the stack [lo, lo + bytes) at the next switch to it: builds the frame that
+/// x86_64_switch pops (control words, six registers, return address).
 inline void context_start(Context& c, void* lo, std::size_t bytes, FiberEntry fn, void* arg) {
   std::uintptr_t top = (reinterpret_cast<std::uintptr_t>(lo) + bytes) & ~std::uintptr_t(15);
   auto* frame = reinterpret_cast<std::uint64_t*>(top - 64);  // after the pops and ret, rsp = top
@@ -166,9 +164,9 @@ inline void context_start(Context& c, void* lo, std::size_t bytes, FiberEntry fn
 /// Saves the running context into `from` and resumes `to`.
 CELLINT_INLINE void context_switch(Context& from, Context& to) { x86_64_switch(&from.sp, to.sp); }
 
-/// Null when this implementation can run in this process; otherwise why not. It cannot when
-/// x86 user-space shadow stacks are active (Linux 6.6+ with glibc's opt-in tunable), since it
-/// returns into a context without the matching shadow-stack entry.
+/// Null when this implementation can run in this process; otherwise why not. It cannot when x86 user-space shadow
+/// stacks are active (Linux 6.6+ with glibc's opt-in tunable), since it returns into a context without the matching
+/// shadow-stack entry.
 inline const char* context_unusable_reason() {
 #if defined(__linux__) && defined(SYS_arch_prctl)
   static const bool shadow_stack = [] {

@@ -1,19 +1,17 @@
 #pragma once
 // Block scheduler of the Emulated backend.
 //
-// A launch runs its blocks one after another, or spread over OpenMP threads; each block runs on
-// one OS thread as `block` cooperative fibers, one per GPU thread, which share that thread's
-// Worker. Execution goes in phases separated by barriers: in every phase each fiber runs, in an
-// order that is a fresh seeded permutation when shuffling, until it calls sync() or returns.
-// Control passes straight from one fiber to the next of the phase (one switch per fiber and
-// phase); the last one switches back to the scheduler, which checks that either every thread
-// waits at the barrier (next phase) or every thread has returned (block done). Anything else is
-// a divergent barrier and fails the launch. An exception leaving the kernel is caught on its
-// fiber, the block is abandoned (suspended fibers are never resumed, their stacks are reused by
-// the next block) and the exception is rethrown from launch.
+// A launch runs its blocks one after another, or spread over OpenMP threads; each block runs on one OS thread as
+// `block` cooperative fibers, one per GPU thread, which share that thread's Worker. Execution goes in phases separated
+// by barriers: in every phase each fiber runs, in an order that is a fresh seeded permutation when shuffling, until it
+// calls sync() or returns. Control passes straight from one fiber to the next of the phase (one switch per fiber and
+// phase); the last one switches back to the scheduler, which checks that either every thread waits at the barrier (next
+// phase) or every thread has returned (block done). Anything else is a divergent barrier and fails the launch. An
+// exception leaving the kernel is caught on its fiber, the block is abandoned (suspended fibers are never resumed,
+// their stacks are reused by the next block) and the exception is rethrown from launch.
 //
-// Per-thread resources (fiber stacks with a guard page, contexts, the shared-memory buffer)
-// are kept in a thread_local Worker and reused across blocks and launches.
+// Per-thread resources (fiber stacks with a guard page, contexts, the shared-memory buffer) are kept in a thread_local
+// Worker and reused across blocks and launches.
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -60,16 +58,15 @@ struct LaunchConfig {
   void (*invoke)(const void*, Block&) = nullptr;   // calls it
 };
 
-/// Guard pages in use by all StackPools. Each splits a mapping in two, and Linux limits a
-/// process to about 65k mappings, so past max_guard_pages new stacks go without one (their
-/// canary still reports overflows, after the block).
+/// Guard pages in use by all StackPools. Each splits a mapping in two, and Linux limits a process to about 65k
+/// mappings, so past max_guard_pages new stacks go without one (their canary still reports overflows, after the block).
 inline std::atomic<long> guard_pages_used{0};
 inline constexpr long max_guard_pages = 8192;
 
-/// Fiber stacks of one OS thread: one mapping each, with an inaccessible guard page below the
-/// stack (while guard_pages_used allows) and a canary in its lowest bytes. Stacks are
-/// `bytes + colour_room` long and stack i starts colour(i) bytes below its top, so that the hot
-/// top frames of the fibers (equally spaced mappings) do not all fall into the same cache sets.
+/// Fiber stacks of one OS thread: one mapping each, with an inaccessible guard page below the stack (while
+/// guard_pages_used allows) and a canary in its lowest bytes. Stacks are `bytes + colour_room` long and stack i starts
+/// colour(i) bytes below its top, so that the hot top frames of the fibers (equally spaced mappings) do not all fall
+/// into the same cache sets.
 class StackPool {
  public:
   StackPool() = default;
@@ -197,8 +194,8 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
   return z ^ (z >> 31);
 }
 
-/// Fills w.order for `phase` of the current block: 0..n-1, or a permutation of it drawn from
-/// (seed, block rank, phase) when shuffling.
+/// Fills w.order for `phase` of the current block: 0..n-1, or a permutation of it drawn from (seed, block rank, phase)
+/// when shuffling.
 inline void make_order(Worker& w, unsigned phase) {
   const unsigned n = w.block_size;
   unsigned* o = w.order.data();
@@ -214,9 +211,9 @@ inline void make_order(Worker& w, unsigned phase) {
   }
 }
 
-/// The kernel's view of one GPU thread: its rank and the block it belongs to. Implements the
-/// block API of traits.hpp. The members are host-device only so that nvcc and hipcc accept
-/// `CELLINT_HD` kernels instantiated with this type; they only ever run on the host.
+/// The kernel's view of one GPU thread: its rank and the block it belongs to. Implements the block API of traits.hpp.
+/// The members are host-device only so that nvcc and hipcc accept `CELLINT_HD` kernels instantiated with this type;
+/// they only ever run on the host.
 class Block {
  public:
   /// @param w the worker running the block; @param rank thread rank in the block
@@ -231,8 +228,8 @@ class Block {
   /// Blocks in the grid.
   CELLINT_HD unsigned grid_size() const { return w_->cfg->grid; }
 
-  /// Block-wide barrier: returns once every thread of the block has called it. Every thread
-  /// must call it the same number of times, or the launch throws Error.
+  /// Block-wide barrier: returns once every thread of the block has called it. Every thread must call it the same
+  /// number of times, or the launch throws Error.
   CELLINT_HD void sync() {
 #if !defined(CELLINT_DEVICE_PASS)
     Worker& w = *w_;
@@ -286,8 +283,8 @@ class Block {
     T operator()(T old) const { return v < old ? v : old; }
   };
 
-  /// Atomic read-modify-write *p = op(*p); returns the old value. Integer adds are one
-  /// fetch-add, everything else a compare-exchange loop.
+  /// Atomic read-modify-write *p = op(*p); returns the old value. Integer adds are one fetch-add, everything else a
+  /// compare-exchange loop.
   template <class T, class Op>
   CELLINT_HD static T rmw(T* p, Op op) {
 #if defined(CELLINT_DEVICE_PASS)
@@ -317,8 +314,8 @@ void invoke_kernel(const void* kernel, Block& b) {
   (*static_cast<const Kernel*>(kernel))(b);
 }
 
-/// Body of every fiber: runs the kernel for the thread rank it was started for, then hands
-/// control on (to the next fiber of the phase, or to the scheduler on an exception).
+/// Body of every fiber: runs the kernel for the thread rank it was started for, then hands control on (to the next
+/// fiber of the phase, or to the scheduler on an exception).
 inline void fiber_main(void* arg) {
   Worker& w = *static_cast<Worker*>(arg);
   const unsigned rank = w.order[w.pos];
@@ -347,8 +344,8 @@ struct ActiveGuard {
   ~ActiveGuard() { w.active = false; }
 };
 
-/// Checks and restores the stack canaries of the current block's threads; returns the rank of
-/// the first thread that overflowed its stack, or block_size if none did.
+/// Checks and restores the stack canaries of the current block's threads; returns the rank of the first thread that
+/// overflowed its stack, or block_size if none did.
 inline unsigned first_overflowed_stack(Worker& w) {
   unsigned first = w.block_size;
   for (unsigned i = 0; i < w.block_size; ++i)
@@ -357,8 +354,8 @@ inline unsigned first_overflowed_stack(Worker& w) {
 }
 
 /// Runs block `block` of the launch `c` on the calling OS thread.
-/// @throws Error on a divergent barrier, a stack overflow or a write past the shared memory;
-/// rethrows what the kernel threw.
+/// @throws Error on a divergent barrier, a stack overflow or a write past the shared memory; rethrows what the kernel
+/// threw.
 inline void run_block(const LaunchConfig& c, unsigned block) {
   Worker& w = this_worker();
   w.prepare(c);
@@ -409,10 +406,9 @@ inline void run_block(const LaunchConfig& c, unsigned block) {
                       "); size the shared memory for every thread and item of the block"));
 }
 
-/// Runs every block of the launch `c`, over OpenMP threads when allowed (and the launch has at
-/// least parallel_min_threads threads: below that, starting a parallel region costs more than
-/// it saves, much more on a loaded machine), and rethrows the error
-/// of the lowest-ranked failing block (remaining blocks are skipped after a failure).
+/// Runs every block of the launch `c`, over OpenMP threads when allowed (and the launch has at least
+/// parallel_min_threads threads: below that, starting a parallel region costs more than it saves, much more on a loaded
+/// machine), and rethrows the error of the lowest-ranked failing block (remaining blocks are skipped after a failure).
 inline void run_grid(const LaunchConfig& c) {
   if (const char* why = context_unusable_reason()) throw Error(cat("cellint: Emulated::launch: ", why));
   if (this_worker().active)
@@ -435,9 +431,8 @@ inline void run_grid(const LaunchConfig& c) {
       stop.store(true, std::memory_order_relaxed);
     }
   };
-  // Blocks are shared like the Host backend's loops (backend/host.hpp): the calling thread and
-  // the pool's helpers take one block at a time, and a helper that another process keeps off
-  // its core holds up no one but its own block.
+  // Blocks are shared like the Host backend's loops (backend/host.hpp): the calling thread and the pool's helpers take
+  // one block at a time, and a helper that another process keeps off its core holds up no one but its own block.
   const bool worth_it = c.grid > 1 && std::size_t(c.grid) * c.block >= parallel_min_threads;
   const int threads = c.parallel_blocks && worth_it ? host_threads_for(static_cast<long long>(c.grid), 1) : 1;
   host_loop(static_cast<Index>(c.grid), 1, threads, [&](Index b) { one(static_cast<unsigned>(b)); });

@@ -1,8 +1,8 @@
 #pragma once
-// GpuBackend<RT>: the body of the CUDA and HIP backends, written once over a runtime-traits
-// struct RT (detail::CudaRuntime in cuda/runtime.hpp, detail::HipRuntime in hip/runtime.hpp)
-// that names the runtime's types, error codes and calls, and its device-wide scan and radix sort.
-// cellint::Cuda and cellint::Hip derive from it. Only nvcc and hipcc compile this file.
+// GpuBackend<RT>: the body of the CUDA and HIP backends, written once over a runtime-traits struct RT
+// (detail::CudaRuntime in cuda/runtime.hpp, detail::HipRuntime in hip/runtime.hpp) that names the runtime's types,
+// error codes and calls, and its device-wide scan and radix sort. cellint::Cuda and cellint::Hip derive from it. Only
+// nvcc and hipcc compile this file.
 
 #include <algorithm>
 #include <cstring>
@@ -19,22 +19,20 @@
 
 namespace cellint::detail {
 
-/// Dynamic shared memory below which no device needs checks or opt-in (48 KiB on NVIDIA,
-/// 64 KiB on AMD: the real default limit is properties().shared_per_block).
+/// Dynamic shared memory below which no device needs checks or opt-in (48 KiB on NVIDIA, 64 KiB on AMD: the real
+/// default limit is properties().shared_per_block).
 inline constexpr std::size_t gpu_default_shared_bytes = 48 * 1024;
 
 /// Rounds up to a 256-byte boundary (the alignment CUB and rocPRIM use).
 inline std::size_t gpu_align256(std::size_t n) { return (n + 255) / 256 * 256; }
 
-/// A GPU backend (see cellint::Cuda and cellint::Hip): an empty tag type; every member is
-/// static and acts on the calling thread's current device (cudaSetDevice / hipSetDevice).
-/// Streams default to the default (null) stream. Members that synchronise say so; the others
-/// only enqueue work on the stream.
+/// A GPU backend (see cellint::Cuda and cellint::Hip): an empty tag type; every member is static and acts on the
+/// calling thread's current device (cudaSetDevice / hipSetDevice). Streams default to the default (null) stream.
+/// Members that synchronise say so; the others only enqueue work on the stream.
 ///
-/// Errors: runtime failures throw GpuError (call, error name and text, file and line);
-/// NoDevice when no GPU or driver is usable; OutOfMemory when device memory runs out. Errors
-/// after which the runtime's context is unusable (illegal address, launch failure, device
-/// assert...) say so: the process must restart, a retry cannot succeed.
+/// Errors: runtime failures throw GpuError (call, error name and text, file and line); NoDevice when no GPU or driver
+/// is usable; OutOfMemory when device memory runs out. Errors after which the runtime's context is unusable (illegal
+/// address, launch failure, device assert...) say so: the process must restart, a retry cannot succeed.
 template <class RT>
 struct GpuBackend {
   /// Stream handle; a default-constructed one is the default stream.
@@ -49,8 +47,8 @@ struct GpuBackend {
   /// Backend name for logs: "cuda" or "hip".
   static const char* name() { return RT::name; }
 
-  /// Allocates `bytes` of device memory with cudaMalloc / hipMalloc (never managed memory). A
-  /// request for 0 bytes still returns a unique non-null pointer.
+  /// Allocates `bytes` of device memory with cudaMalloc / hipMalloc (never managed memory). A request for 0 bytes still
+  /// returns a unique non-null pointer.
   /// @throws OutOfMemory with the request and the device's free and total memory
   /// @throws NoDevice when no GPU is usable
   static void* allocate(std::size_t bytes) {
@@ -73,21 +71,21 @@ struct GpuBackend {
     return p;
   }
 
-  /// Frees memory from allocate(); null is ignored. Never throws (runtime errors at process
-  /// exit or after a fatal device error are ignored).
+  /// Frees memory from allocate(); null is ignored. Never throws (runtime errors at process exit or after a fatal
+  /// device error are ignored).
   static void deallocate(void* p) noexcept {
     if (!p) return;
     const typename RT::Error e = RT::Free(p);
-    // At process exit (cudaErrorCudartUnloading, hipErrorDeinitialized) or after a fatal error
-    // the free fails harmlessly; a pointer allocate() never returned is a bug in the caller.
+    // At process exit (cudaErrorCudartUnloading, hipErrorDeinitialized) or after a fatal error the free fails
+    // harmlessly; a pointer allocate() never returned is a bug in the caller.
     CELLINT_ASSERT(e != RT::ErrorInvalidValue && e != RT::ErrorInvalidDevicePointer);
     if (e != RT::Success) (void)RT::GetLastError();
   }
 
-  /// Copies `bytes` on stream `s` (cudaMemcpyAsync / hipMemcpyAsync with the named kind).
-  /// DeviceToHost then synchronises `s`, so the host can read `dst` on return; HostToDevice
-  /// returns once `src` may be reused for pageable memory (pinned sources must stay unchanged
-  /// until `s` is synchronised); DeviceToDevice only enqueues; HostToHost is a plain memmove.
+  /// Copies `bytes` on stream `s` (cudaMemcpyAsync / hipMemcpyAsync with the named kind). DeviceToHost then
+  /// synchronises `s`, so the host can read `dst` on return; HostToDevice returns once `src` may be reused for pageable
+  /// memory (pinned sources must stay unchanged until `s` is synchronised); DeviceToDevice only enqueues; HostToHost is
+  /// a plain memmove.
   /// @throws GpuError
   static void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s = {}) {
     if (bytes == 0) return;
@@ -134,14 +132,13 @@ struct GpuBackend {
     return *cache[dev];
   }
 
-  /// Launches `kernel` (a trivially copyable block kernel, see backend/traits.hpp) as
-  /// `shape.grid` blocks of `shape.block` threads with `shape.shared_bytes` of dynamic shared
-  /// memory on stream `s`. grid == 0 launches nothing. A request above the device's default
-  /// limit (48 KiB on NVIDIA) opts the kernel in once per kernel type and device
-  /// (cudaFuncSetAttribute / hipFuncSetAttribute); AMD GPUs allow their whole LDS (64 KiB on
-  /// gfx90a) without opting in, so there a larger request is only validated. Every launch is
-  /// checked with GetLastError; with CELLINT_DEBUG_SYNC defined the stream is also synchronised
-  /// and checked, so a failing kernel is named at once. Does not synchronise otherwise.
+  /// Launches `kernel` (a trivially copyable block kernel, see backend/traits.hpp) as `shape.grid` blocks of
+  /// `shape.block` threads with `shape.shared_bytes` of dynamic shared memory on stream `s`. grid == 0 launches
+  /// nothing. A request above the device's default limit (48 KiB on NVIDIA) opts the kernel in once per kernel type and
+  /// device (cudaFuncSetAttribute / hipFuncSetAttribute); AMD GPUs allow their whole LDS (64 KiB on gfx90a) without
+  /// opting in, so there a larger request is only validated. Every launch is checked with GetLastError; with
+  /// CELLINT_DEBUG_SYNC defined the stream is also synchronised and checked, so a failing kernel is named at once. Does
+  /// not synchronise otherwise.
   /// @throws InvalidArgument when shared_bytes exceeds the device's opt-in limit
   /// @throws GpuError naming the kernel type, the launch shape and the error
   template <class Kernel>
@@ -162,8 +159,8 @@ struct GpuBackend {
 #endif
   }
 
-  /// Largest block size `kernel` can be launched with (register-limited; 1024 at most), asked
-  /// of the runtime once per kernel type and device.
+  /// Largest block size `kernel` can be launched with (register-limited; 1024 at most), asked of the runtime once per
+  /// kernel type and device.
   /// @throws GpuError
   template <class Kernel>
   static int max_threads_for(const Kernel&) {
@@ -176,10 +173,10 @@ struct GpuBackend {
     });
   }
 
-  /// `out[i] = in[0] + ... + in[i-1]` for i in [0, n) on stream `s` (cub::DeviceScan::
-  /// ExclusiveSum / rocprim::exclusive_scan). `in == out` (in place) is allowed. Temporary
-  /// storage is a per-thread, per-stream scratch buffer that only grows. Does not synchronise.
-  /// (Like every member, compiled only where used: CUB's and rocPRIM's kernels too.)
+  /// `out[i] = in[0] + ... + in[i-1]` for i in [0, n) on stream `s` (cub::DeviceScan::ExclusiveSum /
+  /// rocprim::exclusive_scan). `in == out` (in place) is allowed. Temporary storage is a per-thread, per-stream scratch
+  /// buffer that only grows. Does not synchronise. (Like every member, compiled only where used: CUB's and rocPRIM's
+  /// kernels too.)
   /// @throws OutOfMemory, GpuError
   static void exclusive_scan(const std::uint32_t* in, std::uint32_t* out, Index n, Stream s = {}) {
     if (n <= 0) return;
@@ -191,9 +188,9 @@ struct GpuBackend {
                     "(temp, temp_bytes, in, out, n, s)", __LINE__);
   }
 
-  /// Stable ascending sort of `keys[0, n)` with `values` alongside, in place, comparing only
-  /// bits [0, key_bits) of the keys (cub::DeviceRadixSort::SortPairs / rocprim::
-  /// radix_sort_pairs; the alternate buffers live in the scratch buffer). Does not synchronise.
+  /// Stable ascending sort of `keys[0, n)` with `values` alongside, in place, comparing only bits [0, key_bits) of the
+  /// keys (cub::DeviceRadixSort::SortPairs / rocprim::radix_sort_pairs; the alternate buffers live in the scratch
+  /// buffer). Does not synchronise.
   /// @pre 0 <= key_bits <= 32; with key_bits == 0 or n < 2 nothing is done
   /// @throws InvalidArgument, OutOfMemory, GpuError
   static void sort_pairs(std::uint32_t* keys, Index* values, Index n, int key_bits, Stream s = {}) {
@@ -306,15 +303,14 @@ struct GpuBackend {
     throw GpuError(cat("cellint: ", what, " failed ", when, ": ", gpu_error_text<RT>(e), hint), static_cast<int>(e));
   }
 
-  /// Remembers, per device, the largest dynamic shared memory a kernel has been opted in to.
-  /// One instance per kernel type.
+  /// Remembers, per device, the largest dynamic shared memory a kernel has been opted in to. One instance per kernel
+  /// type.
   struct SharedOptIn {
     std::mutex mutex;
     std::vector<std::size_t> granted;  // per device
 
-    /// Checks `shape.shared_bytes` against the current device's limits and opts `Kernel` in
-    /// when the request is above the default limit (never the case on AMD GPUs, whose opt-in
-    /// limit is the default one).
+    /// Checks `shape.shared_bytes` against the current device's limits and opts `Kernel` in when the request is above
+    /// the default limit (never the case on AMD GPUs, whose opt-in limit is the default one).
     template <class Kernel>
     void ensure(const LaunchShape& shape) {
       const std::size_t bytes = shape.shared_bytes;
@@ -332,18 +328,15 @@ struct GpuBackend {
       const typename RT::Error e = RT::FuncSetMaxDynamicSharedMemorySize(
           reinterpret_cast<const void*>(&block_kernel<Kernel>), static_cast<int>(bytes));
       if (e != RT::Success)
-        throw_gpu_error<RT>(e,
-                            cat(RT::name, "FuncSetAttribute(MaxDynamicSharedMemorySize, ", bytes, ") for ",
-                                describe_launch<Kernel>(shape)),
-                            __FILE__, __LINE__);
+        throw_gpu_error<RT>(e, cat(RT::name, "FuncSetAttribute(MaxDynamicSharedMemorySize, ", bytes, ") for ",
+                                   describe_launch<Kernel>(shape)), __FILE__, __LINE__);
       granted[dev] = bytes;
     }
   };
 
-  /// Growing device scratch buffer, one per (device, stream) and thread, for the scan's and
-  /// sort's temporary storage and the sort's alternate buffers. A buffer is only reused on its
-  /// own stream, so work still in flight on another stream is never overwritten; growing frees
-  /// the old buffer, which waits for the device.
+  /// Growing device scratch buffer, one per (device, stream) and thread, for the scan's and sort's temporary storage
+  /// and the sort's alternate buffers. A buffer is only reused on its own stream, so work still in flight on another
+  /// stream is never overwritten; growing frees the old buffer, which waits for the device.
   class Scratch {
    public:
     Scratch() = default;

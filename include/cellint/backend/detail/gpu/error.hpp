@@ -1,10 +1,10 @@
 #pragma once
-// Runtime error checking shared by the CUDA and HIP backends, written once over a runtime-traits
-// struct RT (detail::CudaRuntime, detail::HipRuntime): the mapping of runtime errors to cellint
-// exceptions (NoDevice, GpuError), the "context is now unusable" diagnosis and CELLINT_GPU_CHECK.
-// RT supplies the error type and codes, GetErrorName/GetErrorString/GetLastError/
-// GetDeviceCount, the is_sticky/is_no_device/is_missing_binary tables, and the names and hints
-// used in messages (see cuda/runtime.hpp for the full list).
+// Runtime error checking shared by the CUDA and HIP backends, written once over a runtime-traits struct RT
+// (detail::CudaRuntime, detail::HipRuntime): the mapping of runtime errors to cellint exceptions (NoDevice, GpuError),
+// the "context is now unusable" diagnosis and CELLINT_GPU_CHECK. RT supplies the error type and codes,
+// GetErrorName/GetErrorString/GetLastError/GetDeviceCount, the is_sticky/is_no_device/is_missing_binary tables, and the
+// names and hints used in messages (see cuda/runtime.hpp for the full list; the members spelt alike by both runtimes
+// come from CELLINT_DETAIL_GPU_RUNTIME below).
 
 #include <string>
 
@@ -74,8 +74,8 @@ void gpu_require_device() {
                    static_cast<int>(c.error != RT::Success ? c.error : RT::ErrorNoDevice));
 }
 
-/// Throws NoDevice when `e` means "no usable GPU", or when the process has no GPU at all (then
-/// any failure means "no GPU").
+/// Throws NoDevice when `e` means "no usable GPU", or when the process has no GPU at all (then any failure means "no
+/// GPU").
 template <class RT>
 void gpu_throw_if_no_device(typename RT::Error e) {
   if (RT::is_no_device(e)) throw NoDevice(gpu_no_device_text<RT>(e, 0), static_cast<int>(e));
@@ -85,8 +85,8 @@ void gpu_throw_if_no_device(typename RT::Error e) {
 /// Throws the cellint exception for a failed runtime call (`what` names the call or launch).
 template <class RT>
 [[noreturn]] void throw_gpu_error(typename RT::Error e, const std::string& what, const char* file, int line) {
-  // A failed call also records a non-sticky error as the "last error"; clear it so that the
-  // next launch check does not report it a second time against an innocent kernel.
+  // A failed call also records a non-sticky error as the "last error"; clear it so that the next launch check does not
+  // report it a second time against an innocent kernel.
   (void)RT::GetLastError();
   gpu_throw_if_no_device<RT>(e);
   throw GpuError(cat("cellint: ", what, " failed at ", file, ":", line, ": ", gpu_error_text<RT>(e)),
@@ -101,6 +101,50 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
 
 }  // namespace cellint::detail
 
-/// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws
-/// as CELLINT_CHECK_CUDA / CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).
+/// The members that CudaRuntime and HipRuntime spell alike but for the runtime's prefix `rt` (cuda, hip): types, error
+/// codes, and the runtime calls, named as the runtime names them less the prefix. MemcpyAsync takes a CopyKind (never
+/// HostToHost); FuncSetMaxDynamicSharedMemorySize is FuncSetAttribute(f, MaxDynamicSharedMemorySize, bytes).
+#define CELLINT_DETAIL_GPU_RUNTIME(rt)                                                                           \
+  using Error = rt##Error_t;                                                                                     \
+  using Stream = rt##Stream_t;                                                                                   \
+  using Event = rt##Event_t;                                                                                     \
+  using FuncAttributes = rt##FuncAttributes;                                                                     \
+  static constexpr Error Success = rt##Success;                                                                  \
+  static constexpr Error ErrorNoDevice = rt##ErrorNoDevice;                                                      \
+  static constexpr Error ErrorInvalidValue = rt##ErrorInvalidValue;                                              \
+  static constexpr Error ErrorInvalidDevicePointer = rt##ErrorInvalidDevicePointer;                              \
+  static constexpr Error ErrorInvalidConfiguration = rt##ErrorInvalidConfiguration;                              \
+  static constexpr Error ErrorLaunchOutOfResources = rt##ErrorLaunchOutOfResources;                              \
+  static const char* GetErrorName(Error e) { return rt##GetErrorName(e); }                                       \
+  static const char* GetErrorString(Error e) { return rt##GetErrorString(e); }                                   \
+  static Error GetLastError() { return rt##GetLastError(); }                                                     \
+  static Error GetDeviceCount(int* n) { return rt##GetDeviceCount(n); }                                          \
+  static Error GetDevice(int* dev) { return rt##GetDevice(dev); }                                                \
+  static Error GetDeviceProperties(DeviceProp* q, int dev) { return rt##GetDeviceProperties(q, dev); }           \
+  static Error Malloc(void** p, std::size_t bytes) { return rt##Malloc(p, bytes); }                              \
+  static Error Free(void* p) { return rt##Free(p); }                                                             \
+  static Error MemGetInfo(std::size_t* free_bytes, std::size_t* total) { return rt##MemGetInfo(free_bytes, total); } \
+  static Error MemcpyAsync(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) {            \
+    return rt##MemcpyAsync(dst, src, bytes,                                                                      \
+                           kind == CopyKind::HostToDevice   ? rt##MemcpyHostToDevice                             \
+                           : kind == CopyKind::DeviceToHost ? rt##MemcpyDeviceToHost                             \
+                                                            : rt##MemcpyDeviceToDevice,                          \
+                           s);                                                                                   \
+  }                                                                                                              \
+  static Error MemsetAsync(void* dst, int byte, std::size_t bytes, Stream s) {                                   \
+    return rt##MemsetAsync(dst, byte, bytes, s);                                                                 \
+  }                                                                                                              \
+  static Error StreamSynchronize(Stream s) { return rt##StreamSynchronize(s); }                                  \
+  static Error FuncGetAttributes(FuncAttributes* a, const void* f) { return rt##FuncGetAttributes(a, f); }       \
+  static Error FuncSetMaxDynamicSharedMemorySize(const void* f, int bytes) {                                     \
+    return rt##FuncSetAttribute(f, rt##FuncAttributeMaxDynamicSharedMemorySize, bytes);                          \
+  }                                                                                                              \
+  static Error EventCreate(Event* e) { return rt##EventCreate(e); }                                              \
+  static Error EventDestroy(Event e) { return rt##EventDestroy(e); }                                             \
+  static Error EventRecord(Event e, Stream s) { return rt##EventRecord(e, s); }                                  \
+  static Error EventSynchronize(Event e) { return rt##EventSynchronize(e); }                                     \
+  static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }
+
+/// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws as CELLINT_CHECK_CUDA /
+/// CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).
 #define CELLINT_GPU_CHECK(RT, call) ::cellint::detail::gpu_check<RT>(RT::call, RT::name, #call, __FILE__, __LINE__)

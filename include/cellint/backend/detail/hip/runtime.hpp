@@ -1,7 +1,6 @@
 #pragma once
-// HipRuntime: what the shared GPU backend body (detail/gpu/backend.hpp) needs from the HIP
-// runtime and rocPRIM; CELLINT_CHECK_HIP. The members are those of CudaRuntime
-// (detail/cuda/runtime.hpp).
+// HipRuntime: what the shared GPU backend body (detail/gpu/backend.hpp) needs from the HIP runtime and rocPRIM;
+// CELLINT_CHECK_HIP. The members are those of CudaRuntime (detail/cuda/runtime.hpp).
 
 #include <cstddef>
 #include <string>
@@ -17,24 +16,14 @@
 namespace cellint::detail {
 
 struct HipRuntime {
-  using Error = hipError_t;
-  using Stream = hipStream_t;
-  using Event = hipEvent_t;
   using DeviceProp = hipDeviceProp_t;
-  using FuncAttributes = hipFuncAttributes;
+  CELLINT_DETAIL_GPU_RUNTIME(hip)
+  static constexpr Error ErrorOutOfMemory = hipErrorOutOfMemory;
 
   static constexpr const char* name = "hip";     ///< backend name and prefix of the runtime's calls
   static constexpr const char* runtime = "HIP";  ///< the runtime, in messages
   static constexpr const char* type = "Hip";     ///< the backend type, in messages
   static constexpr int warp_size = 64;           ///< threads per wavefront on AMD CDNA GPUs (gfx9: MI100-MI300)
-
-  static constexpr Error Success = hipSuccess;
-  static constexpr Error ErrorNoDevice = hipErrorNoDevice;
-  static constexpr Error ErrorOutOfMemory = hipErrorOutOfMemory;
-  static constexpr Error ErrorInvalidValue = hipErrorInvalidValue;
-  static constexpr Error ErrorInvalidDevicePointer = hipErrorInvalidDevicePointer;
-  static constexpr Error ErrorInvalidConfiguration = hipErrorInvalidConfiguration;
-  static constexpr Error ErrorLaunchOutOfResources = hipErrorLaunchOutOfResources;
 
   /// True for errors after which every later HIP call of this process fails the same way.
   static bool is_sticky(Error e) noexcept {
@@ -62,41 +51,8 @@ struct HipRuntime {
       ". The binary may hold no code for this GPU: rebuild with its architecture in --offload-arch / "
       "CMAKE_HIP_ARCHITECTURES (gfx90a for MI200)";
 
-  // The runtime calls, named as the runtime names them less the "hip" prefix.
-  static const char* GetErrorName(Error e) { return hipGetErrorName(e); }
-  static const char* GetErrorString(Error e) { return hipGetErrorString(e); }
-  static Error GetLastError() { return hipGetLastError(); }
-  static Error GetDeviceCount(int* n) { return hipGetDeviceCount(n); }
-  static Error GetDevice(int* dev) { return hipGetDevice(dev); }
-  static Error GetDeviceProperties(DeviceProp* q, int dev) { return hipGetDeviceProperties(q, dev); }
-  static Error Malloc(void** p, std::size_t bytes) { return hipMalloc(p, bytes); }
-  static Error Free(void* p) { return hipFree(p); }
-  static Error MemGetInfo(std::size_t* free_bytes, std::size_t* total) { return hipMemGetInfo(free_bytes, total); }
-  /// hipMemcpyAsync with the hipMemcpyKind of `kind` (never HostToHost).
-  static Error MemcpyAsync(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) {
-    return hipMemcpyAsync(dst, src, bytes,
-                          kind == CopyKind::HostToDevice   ? hipMemcpyHostToDevice
-                          : kind == CopyKind::DeviceToHost ? hipMemcpyDeviceToHost
-                                                           : hipMemcpyDeviceToDevice,
-                          s);
-  }
-  static Error MemsetAsync(void* dst, int byte, std::size_t bytes, Stream s) {
-    return hipMemsetAsync(dst, byte, bytes, s);
-  }
-  static Error StreamSynchronize(Stream s) { return hipStreamSynchronize(s); }
-  static Error FuncGetAttributes(FuncAttributes* a, const void* f) { return hipFuncGetAttributes(a, f); }
-  /// hipFuncSetAttribute(f, hipFuncAttributeMaxDynamicSharedMemorySize, bytes).
-  static Error FuncSetMaxDynamicSharedMemorySize(const void* f, int bytes) {
-    return hipFuncSetAttribute(f, hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  }
-  static Error EventCreate(Event* e) { return hipEventCreate(e); }
-  static Error EventDestroy(Event e) { return hipEventDestroy(e); }
-  static Error EventRecord(Event e, Stream s) { return hipEventRecord(e, s); }
-  static Error EventSynchronize(Event e) { return hipEventSynchronize(e); }
-  static Error EventElapsedTime(float* ms, Event a, Event b) { return hipEventElapsedTime(ms, a, b); }
-
-  /// The opt-in limit is a CUDA notion: HIP on AMD reports no such attribute (ROCm 5) and lets
-  /// every kernel use sharedMemPerBlock (the whole 64 KiB LDS on gfx90a); 0 when not reported.
+  /// The opt-in limit is a CUDA notion: HIP on AMD reports no such attribute (ROCm 5) and lets every kernel use
+  /// sharedMemPerBlock (the whole 64 KiB LDS on gfx90a); 0 when not reported.
   static std::size_t shared_per_block_optin(const DeviceProp&, int dev) {
     int optin = 0;
     if (hipDeviceGetAttribute(&optin, hipDeviceAttributeSharedMemPerBlockOptin, dev) != hipSuccess) {
@@ -114,8 +70,8 @@ struct HipRuntime {
     return rocprim::exclusive_scan(temp, temp_bytes, in, out, T(0), static_cast<std::size_t>(n), rocprim::plus<T>(), s);
   }
   static constexpr const char* sort_name = "rocprim::radix_sort_pairs";
-  /// Radix sort by bits [0, key_bits) between `keys`/`keys_alt` and `values`/`values_alt`;
-  /// `keys` and `values` point to the buffers that hold the result on return.
+  /// Radix sort by bits [0, key_bits) between `keys`/`keys_alt` and `values`/`values_alt`; `keys` and `values` point to
+  /// the buffers that hold the result on return.
   template <class K, class V>
   static Error sort_pairs(void* temp, std::size_t& temp_bytes, K*& keys, K* keys_alt, V*& values, V* values_alt,
                           Index n, int key_bits, Stream s) {
@@ -134,8 +90,8 @@ inline std::string hip_error_text(hipError_t e) { return gpu_error_text<HipRunti
 
 }  // namespace cellint::detail
 
-/// Runs a HIP runtime call and throws cellint::GpuError (NoDevice when there is no usable GPU)
-/// naming the call, the error's name and text, the file and the line when it fails.
+/// Runs a HIP runtime call and throws cellint::GpuError (NoDevice when there is no usable GPU) naming the call, the
+/// error's name and text, the file and the line when it fails.
 #define CELLINT_CHECK_HIP(call) \
   ::cellint::detail::gpu_check<::cellint::detail::HipRuntime>((call), "", #call, __FILE__, __LINE__)
 

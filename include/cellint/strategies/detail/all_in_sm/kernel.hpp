@@ -12,11 +12,10 @@
 
 namespace cellint::detail {
 
-/// One X-row of cells of a block's box, as the kernel keeps it in shared memory. A row is, in
-/// shared memory, the particles of its (wrapped) left ghost cell, then those of the in-grid
-/// cells it covers (one contiguous range of global slots), then those of its (wrapped) right
-/// ghost cell. A ghost cell that is in the grid belongs to the in-grid range; one outside an
-/// open grid is absent.
+/// One X-row of cells of a block's box, as the kernel keeps it in shared memory. A row is, in shared memory, the
+/// particles of its (wrapped) left ghost cell, then those of the in-grid cells it covers (one contiguous range of
+/// global slots), then those of its (wrapped) right ghost cell. A ghost cell that is in the grid belongs to the in-grid
+/// range; one outside an open grid is absent.
 template <class Real, int Dim>
 struct AllInSMRow {
   Index base;               ///< global cell index of x = 0 in this row; -1 if the row is outside an open grid
@@ -28,8 +27,8 @@ struct AllInSMRow {
   Real shift[Dim - 1];      ///< image shift of the row along y (and z)
 };
 
-/// Shared-memory layout and decomposition of one All-in-SM launch (byte offsets from the start
-/// of the block's dynamic shared memory; every section 16-byte aligned).
+/// Shared-memory layout and decomposition of one All-in-SM launch (byte offsets from the start of the block's dynamic
+/// shared memory; every section 16-byte aligned).
 struct AllInSMLayout {
   int sub[3] = {1, 1, 1};          ///< target cells per block along x, y, z (the last block of an axis may have fewer)
   int blocks[3] = {1, 1, 1};       ///< blocks along x, y, z
@@ -92,13 +91,12 @@ AllInSMLayout all_in_sm_layout(const int (&sub)[3], Index mc, const AllInSMSizes
   return l;
 }
 
-/// The paper's power-of-3 rule (section 5.1), in Dim dimensions: the box (ghosts included) that
-/// holds the most cells, at most `max_cells`, among p^Dim and its near-cubes. p is the largest
-/// integer with p^Dim <= max_cells (the paper's "closest power of 3 not greater than the memory
-/// limit", read as "the largest cube", which its own example confirms: 96 cells -> 4 x 4 x 6).
-/// Candidates: 3D p^3, (p+1) p^2, (p+2) p^2, (p+1)^2 p; 2D p^2, (p+1) p, (p+2) p ((p+1)^2 exceeds
-/// the limit by the choice of p). The longer extents go to x (rows along x are contiguous in
-/// global memory). Returns false when p < 3, i.e. not even 3^Dim cells fit.
+/// The paper's power-of-3 rule (section 5.1), in Dim dimensions: the box (ghosts included) that holds the most cells,
+/// at most `max_cells`, among p^Dim and its near-cubes. p is the largest integer with p^Dim <= max_cells (the paper's
+/// "closest power of 3 not greater than the memory limit", read as "the largest cube", which its own example confirms:
+/// 96 cells -> 4 x 4 x 6). Candidates: 3D p^3, (p+1) p^2, (p+2) p^2, (p+1)^2 p; 2D p^2, (p+1) p, (p+2) p ((p+1)^2
+/// exceeds the limit by the choice of p). The longer extents go to x (rows along x are contiguous in global memory).
+/// Returns false when p < 3, i.e. not even 3^Dim cells fit.
 template <int Dim>
 bool all_in_sm_box(long max_cells, int (&box)[3]) {
   long p = static_cast<long>(std::floor(std::pow(static_cast<double>(max_cells), 1.0 / Dim)));
@@ -138,13 +136,11 @@ long all_in_sm_blocks(const Index (&cells)[Dim], const int (&sub)[3], int (&per_
   return total;
 }
 
-/// Shrinks the target extents not fixed by the caller (`fixed[d]`) one cell at a time, the
-/// largest first (z before y before x on ties), while there are fewer blocks than `min_blocks`
-/// (paper 7.1: B = 2,2,2 with 12 blocks on 40 multiprocessors -> 2,2,1 -> 2,1,1, 48 blocks).
-template <int Dim>
-void all_in_sm_shrink(const Index (&cells)[Dim], int (&sub)[3], const bool (&fixed)[3], long min_blocks) {
-  int per_axis[3];
-  while (all_in_sm_blocks<Dim>(cells, sub, per_axis) < min_blocks) {
+/// Shrinks the target extents not fixed by the caller (`fixed[d]`) one cell at a time, the largest first (z before y
+/// before x on ties), while `more()` holds and some free extent exceeds 1.
+template <int Dim, class More>
+void all_in_sm_shrink_while(int (&sub)[3], const bool (&fixed)[3], const More& more) {
+  while (more()) {
     int pick = -1;
     for (int d = Dim - 1; d >= 0; --d)
       if (!fixed[d] && sub[d] > 1 && (pick < 0 || sub[d] > sub[pick])) pick = d;
@@ -153,103 +149,84 @@ void all_in_sm_shrink(const Index (&cells)[Dim], int (&sub)[3], const bool (&fix
   }
 }
 
-/// Plans an All-in-SM launch for a grid of `cells` with M_C = `mc` (see the file comment for
-/// the rules). Independent of the backend, so the rules can be checked for any device.
+/// Shrinks the free target extents (all_in_sm_shrink_while) while there are fewer blocks than `min_blocks` (paper 7.1:
+/// B = 2,2,2 with 12 blocks on 40 multiprocessors -> 2,2,1 -> 2,1,1, 48 blocks).
+template <int Dim>
+void all_in_sm_shrink(const Index (&cells)[Dim], int (&sub)[3], const bool (&fixed)[3], long min_blocks) {
+  int per_axis[3];
+  all_in_sm_shrink_while<Dim>(sub, fixed, [&] { return all_in_sm_blocks<Dim>(cells, sub, per_axis) < min_blocks; });
+}
+
+/// Plans an All-in-SM launch for a grid of `cells` with M_C = `mc` (see the file comment for the rules). Independent of
+/// the backend, so the rules can be checked for any device.
 template <int Dim>
 AllInSMPlan all_in_sm_plan(const Index (&cells)[Dim], Index mc, const AllInSMSizes& s, const DeviceProperties& p,
                            const Tuning& t) {
   AllInSMPlan plan;
   const Index m = mc > 0 ? mc : 1;
   const std::size_t per_particle = Dim * s.real + s.payload;
-  const int cube = Dim == 3 ? 27 : 9;
   const int ones[3] = {1, 1, 1};
   // The smallest box that can run: one target cell, or the fixed extents of Tuning::subbox.
   int least[3] = {1, 1, 1};
   bool fixed[3] = {false, false, false};
   for (int d = 0; d < Dim; ++d) {
-    if (t.subbox[d] < 0) {
-      plan.support = Support::no(cat("Tuning::subbox[", d, "] = ", t.subbox[d], " is negative; use 0 (the rule "
-                                     "decides) or a number of target cells"));
-      return plan;
-    }
+    if (t.subbox[d] < 0)
+      return refuse(plan, cat("Tuning::subbox[", d, "] = ", t.subbox[d], " is negative; use 0 (the rule "
+                              "decides) or a number of target cells"));
     if (t.subbox[d] > 0) {
       fixed[d] = true;
       least[d] = static_cast<int>(std::min<Index>(t.subbox[d], cells[d] > 0 ? cells[d] : 1));
     }
   }
   const std::size_t need = all_in_sm_layout<Dim>(least, m, s).bytes;
+  if (t.threads > static_cast<unsigned>(p.max_threads_per_block))
+    return refuse(plan, cat("Tuning::threads = ", t.threads, " exceeds the device's ", p.max_threads_per_block,
+                            " threads per block"));
+  if (t.shared_bytes > p.shared_per_block_optin)
+    return refuse(plan, cat("Tuning::shared_bytes = ", t.shared_bytes, " exceeds the device's opt-in limit of ",
+                            p.shared_per_block_optin, " bytes of shared memory per block"));
+  plan.budget = t.shared_bytes ? t.shared_bytes : p.shared_per_block;
+  if (!t.shared_bytes && need > plan.budget) {
+    const std::size_t two_per_mp = std::min(p.shared_per_block_optin, p.shared_per_multiprocessor / 2);
+    plan.budget = need <= two_per_mp ? two_per_mp : p.shared_per_block_optin;
+  }
+  const std::size_t smallest = all_in_sm_layout<Dim>(ones, m, s).bytes;
   const bool any_fixed = fixed[0] || fixed[1] || fixed[2];
-  if (t.threads > static_cast<unsigned>(p.max_threads_per_block)) {
-    plan.support = Support::no(cat("Tuning::threads = ", t.threads, " exceeds the device's ", p.max_threads_per_block,
-                                   " threads per block"));
-    return plan;
-  }
-  if (t.shared_bytes) {
-    if (t.shared_bytes > p.shared_per_block_optin) {
-      plan.support = Support::no(cat("Tuning::shared_bytes = ", t.shared_bytes, " exceeds the device's opt-in limit of ",
-                                     p.shared_per_block_optin, " bytes of shared memory per block"));
-      return plan;
-    }
-    plan.budget = t.shared_bytes;
-  } else {
-    plan.budget = p.shared_per_block;
-    if (need > plan.budget) {
-      const std::size_t two_per_mp = std::min(p.shared_per_block_optin, p.shared_per_multiprocessor / 2);
-      plan.budget = need <= two_per_mp ? two_per_mp : p.shared_per_block_optin;
-    }
-  }
-  if (need > plan.budget && any_fixed && all_in_sm_layout<Dim>(ones, m, s).bytes <= plan.budget) {
-    plan.support = Support::no(cat(
-        "Tuning::subbox {", least[0], ", ", least[1], Dim == 3 ? cat(", ", least[2]) : std::string(),
-        "} (clipped to the grid) with M_C = ", mc, " x ", per_particle, " bytes per particle needs ", need,
-        " bytes of shared memory, more than the budget of ", plan.budget, " bytes",
-        t.shared_bytes ? " (Tuning::shared_bytes)" : "", "; use a smaller sub-box"));
-    return plan;
-  }
-  if (need > plan.budget) {
-    plan.support = Support::no(cat(
-        "a box of 3^", Dim, " = ", cube, " cells (one target cell and its ghosts) of M_C = ", mc, " particles x ",
-        per_particle, " bytes per particle (positions and payload), with its offsets, needs ",
-        all_in_sm_layout<Dim>(ones, m, s).bytes,
-        " bytes of shared memory, more than the budget of ", plan.budget, " bytes",
-        t.shared_bytes ? " (Tuning::shared_bytes)" : "", " (device: ", p.shared_per_block, " per block, ",
-        p.shared_per_block_optin, " after opting in); use x-pencil (3 cells of M_C particles) or par-part-noloop "
-        "(no shared memory)"));
-    return plan;
-  }
+  const char* which = t.shared_bytes ? " (Tuning::shared_bytes)" : "";
+  if (need > plan.budget && any_fixed && smallest <= plan.budget)
+    return refuse(plan, cat("Tuning::subbox {", least[0], ", ", least[1], Dim == 3 ? cat(", ", least[2]) : "",
+                            "} (clipped to the grid) with M_C = ", mc, " x ", per_particle,
+                            " bytes per particle needs ", need, " bytes of shared memory, more than the budget of ",
+                            plan.budget, " bytes", which, "; use a smaller sub-box"));
+  if (need > plan.budget)
+    return refuse(plan, cat("a box of 3^", Dim, " = ", Dim == 3 ? 27 : 9, " cells (one target cell and its ghosts) "
+                            "of M_C = ", mc, " particles x ", per_particle, " bytes per particle (positions and "
+                            "payload), with its offsets, needs ", smallest, " bytes of shared memory, more than the "
+                            "budget of ", plan.budget, " bytes", which, " (device: ", p.shared_per_block,
+                            " per block, ", p.shared_per_block_optin, " after opting in); use x-pencil (3 cells of "
+                            "M_C particles) or par-part-noloop (no shared memory)"));
 
   // The box the budget holds (power-of-3 rule), decreasing the cell count until it really fits.
   int sub[3] = {1, 1, 1};
-  {
-    long max_cells = static_cast<long>(plan.budget / (static_cast<std::size_t>(m) * per_particle));
-    int box[3];
-    while (all_in_sm_box<Dim>(max_cells, box)) {
-      int cand[3] = {1, 1, 1};
-      long count = 1;
-      for (int d = 0; d < Dim; ++d) {
-        cand[d] = box[d] - 2;
-        count *= box[d];
-      }
-      if (all_in_sm_layout<Dim>(cand, m, s).bytes <= plan.budget) {
-        for (int d = 0; d < Dim; ++d) sub[d] = cand[d];
-        break;
-      }
-      max_cells = count - 1;
+  long max_cells = static_cast<long>(plan.budget / (static_cast<std::size_t>(m) * per_particle));
+  for (int box[3]; all_in_sm_box<Dim>(max_cells, box);) {
+    int cand[3] = {1, 1, 1};
+    long count = 1;
+    for (int d = 0; d < Dim; ++d) {
+      cand[d] = box[d] - 2;
+      count *= box[d];
     }
+    if (all_in_sm_layout<Dim>(cand, m, s).bytes <= plan.budget) {
+      for (int d = 0; d < Dim; ++d) sub[d] = cand[d];
+      break;
+    }
+    max_cells = count - 1;
   }
-  for (int d = 0; d < Dim; ++d) {
-    if (fixed[d]) sub[d] = least[d];
-    sub[d] = static_cast<int>(std::min<Index>(sub[d], cells[d] > 0 ? cells[d] : 1));
-  }
-  // Free axes give way when fixed ones made the box too large for the budget (it terminates:
-  // with every free axis at 1 the box is `least`, which fits).
-  while (all_in_sm_layout<Dim>(sub, m, s).bytes > plan.budget) {
-    int pick = -1;
-    for (int d = Dim - 1; d >= 0; --d)
-      if (!fixed[d] && sub[d] > 1 && (pick < 0 || sub[d] > sub[pick])) pick = d;
-    if (pick < 0) break;
-    --sub[pick];
-  }
+  for (int d = 0; d < Dim; ++d)
+    sub[d] = static_cast<int>(std::min<Index>(fixed[d] ? least[d] : sub[d], cells[d] > 0 ? cells[d] : 1));
+  // Free axes give way when fixed ones made the box too large for the budget (it terminates: with every free axis at 1
+  // the box is `least`, which fits).
+  all_in_sm_shrink_while<Dim>(sub, fixed, [&] { return all_in_sm_layout<Dim>(sub, m, s).bytes > plan.budget; });
   all_in_sm_shrink<Dim>(cells, sub, fixed, p.multiprocessors);
 
   plan.layout = all_in_sm_layout<Dim>(sub, m, s);
@@ -257,8 +234,7 @@ AllInSMPlan all_in_sm_plan(const Index (&cells)[Dim], Index mc, const AllInSMSiz
   unsigned threads = t.threads;
   if (!threads) {
     const long warp = p.warp_size > 0 ? p.warp_size : 32;
-    long want = static_cast<long>(plan.layout.capacity);
-    want = (want + warp - 1) / warp * warp;
+    const long want = (static_cast<long>(plan.layout.capacity) + warp - 1) / warp * warp;
     threads = static_cast<unsigned>(std::min<long>({want, 512L, static_cast<long>(p.max_threads_per_block)}));
   }
   plan.shape = LaunchShape{static_cast<unsigned>(blocks), threads, plan.layout.bytes};
@@ -266,9 +242,8 @@ AllInSMPlan all_in_sm_plan(const Index (&cells)[Dim], Index mc, const AllInSMSiz
   return plan;
 }
 
-/// All-in-SM kernel (paper section 5.1, Algorithm 4, Figure 3). Block k owns the target
-/// sub-box number k (x fastest) of extents t = min(sub, cells - origin) and the box of extents
-/// w = t + 2 around it.
+/// All-in-SM kernel (paper section 5.1, Algorithm 4, Figure 3). Block k owns the target sub-box number k (x fastest) of
+/// extents t = min(sub, cells - origin) and the box of extents w = t + 2 around it.
 ///
 /// Shared memory (AllInSMLayout, R = box rows = prod_{y,z} w, TR = target rows = prod_{y,z} t):
 ///   scan[R + TR + 1]       particles per box row, then targets per target row; scanned in place
@@ -287,12 +262,11 @@ AllInSMPlan all_in_sm_plan(const Index (&cells)[Dim], Index mc, const AllInSMSiz
 ///   3. Local offsets of every box cell (cstart) and the copy of the box's particles: slot j finds
 ///      its row by binary search over the scanned row starts, its global slot from the row's
 ///      ranges; the image shift is added here, once per particle.                 -> barrier
-///   4. Interactions: target k (block-strided) finds its target row by binary search, its cell
-///      by binary search in the row's cstart, and loops over the 3^(Dim-1) neighbour rows, each
-///      three cells = one contiguous slot range; it writes out[global slot]. (The paper keeps a
-///      shared slot -> global slot array; a target always lies in its row's in-grid range,
-///      which gives the global slot by one addition, so that array's 4 bytes a particle are
-///      left for more cells.)
+///   4. Interactions: target k (block-strided) finds its target row by binary search, its cell by binary search in the
+///      row's cstart, and loops over the 3^(Dim-1) neighbour rows, each three cells = one contiguous slot range; it
+///      writes out[global slot]. (The paper keeps a shared slot -> global slot array; a target always lies in its row's
+///      in-grid range, which gives the global slot by one addition, so that array's 4 bytes a particle are left for
+///      more cells.)
 /// Every loop around a barrier has the same trip count in every thread.
 template <class F, class Real, int Dim>
 struct AllInSMInteract {
@@ -477,32 +451,22 @@ struct StrategyImpl<AllInSM> {
   template <class R, int D, class F>
   static AllInSMSizes sizes() {
     using T = FunctorTraits<F, R, D>;
-    AllInSMSizes s;
-    s.real = sizeof(R);
-    s.payload = T::position_only ? 0 : sizeof(typename T::Payload);
-    s.row = sizeof(AllInSMRow<R, D>);
-    return s;
+    return AllInSMSizes{sizeof(R), T::position_only ? 0 : sizeof(typename T::Payload), sizeof(AllInSMRow<R, D>)};
   }
 
-  /// The launch: a GPU-like backend, one set, a box of 3^D cells of M_C particles in the
-  /// shared-memory budget (and a valid Tuning); threads capped by the kernel's registers.
+  /// The launch: a GPU-like backend, one set, a box of 3^D cells of M_C particles in the shared-memory budget (and a
+  /// valid Tuning); threads capped by the kernel's registers.
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     static_assert(alignof(typename FunctorTraits<F, R, D>::Payload) <= 16,
                   "cellint: all-in-sm stages the payload in shared memory, which is 16-byte aligned");
-    Plan pl;
-    if (!B::is_gpu_like) {
-      pl.support = Support::no("all-in-sm needs a GPU-like backend (Emulated, Cuda or Hip)");
-      return pl;
-    }
-    if (!c.views.same) {
-      pl.support = Support::no("all-in-sm stages targets and sources as one box: it runs one set only "
-                               "(two sets: par-cell, par-cell-sm or par-part-noloop)");
-      return pl;
-    }
+    if (!B::is_gpu_like) return refuse(Plan{}, "all-in-sm needs a GPU-like backend (Emulated, Cuda or Hip)");
+    if (!c.views.same)
+      return refuse(Plan{}, "all-in-sm stages targets and sources as one box: it runs one set only "
+                            "(two sets: par-cell, par-cell-sm or par-part-noloop)");
     Index cells[D];
     for (int d = 0; d < D; ++d) cells[d] = c.geometry().cells[d];
-    pl = all_in_sm_plan<D>(cells, c.views.sources.max_per_cell, sizes<R, D, F>(), c.props, t);
+    Plan pl = all_in_sm_plan<D>(cells, c.views.sources.max_per_cell, sizes<R, D, F>(), c.props, t);
     if constexpr (B::is_gpu_like) {
       if (pl.support.ok) {
         const int cap = B::max_threads_for(AllInSMInteract<F, R, D>{c.views, f, nullptr, pl.layout});
@@ -512,7 +476,6 @@ struct StrategyImpl<AllInSM> {
     return pl;
   }
 
-  /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
     if constexpr (B::is_gpu_like) B::launch(p.shape, AllInSMInteract<F, R, D>{c.views, f, out, p.layout}, c.stream);

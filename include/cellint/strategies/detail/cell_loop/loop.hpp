@@ -24,8 +24,8 @@ struct StrategyImpl<CellLoop> {
     if constexpr (!B::device_memory) {
       using T = FunctorTraits<F, R, D>;
       const GridView<R, D>& v = c.views.targets;
-      // threads from the particle count (a few hundred particles each at least), cells handed out
-      // dynamically, about 8 chunks per thread and at most 64 cells per chunk
+      // threads from the particle count (a few hundred particles each at least), cells handed out dynamically, about 8
+      // chunks per thread and at most 64 cells per chunk
       const int threads = host_threads_for(v.n, CellLoop::particles_per_thread);
       const Index cells = v.geo.cell_count();
       const Index grain = std::max<Index>(1, std::min<Index>(64, cells / (8 * threads)));
@@ -63,10 +63,9 @@ struct StrategyImpl<CellLoopHalf> {
     if constexpr (!B::device_memory && T::symmetric) {
       const GridView<R, D>& v = c.views.sources;
       const auto& g = v.geo;
-      // Colour per axis: c % 3 for the first 3*floor(n/3) cells, own colours 3 and 4 for the
-      // remaining ones; same-coloured cells are >= 3 apart (also across a periodic face), so the
-      // +-1 cells that their half shells write never overlap. An axis of fewer than 3 cells gives
-      // every cell its own colour.
+      // Colour per axis: c % 3 for the first 3*floor(n/3) cells, own colours 3 and 4 for the remaining ones;
+      // same-coloured cells are >= 3 apart (also across a periodic face), so the +-1 cells that their half shells write
+      // never overlap. An axis of fewer than 3 cells gives every cell its own colour.
       int ncol[D];
       for (int d = 0; d < D; ++d) ncol[d] = g.cells[d] < 3 ? static_cast<int>(g.cells[d]) : 3 + static_cast<int>(g.cells[d] % 3);
       int colours = 1;
@@ -74,21 +73,19 @@ struct StrategyImpl<CellLoopHalf> {
       // along axis d, colour cd holds `count` coordinates first, first + step, ...
       auto axis_class = [&](int d, int cd, Index& first, Index& step, Index& count) {
         const Index n = g.cells[d], full = n / 3 * 3;
-        if (n < 3) {
+        if (n < 3)
           first = cd, step = 1, count = 1;
-        } else if (cd < 3) {
+        else if (cd < 3)
           first = cd, step = 3, count = full / 3;
-        } else {
+        else
           first = full + (cd - 3), step = 1, count = 1;
-        }
       };
       const R rc2 = g.cutoff * g.cutoff;
       // the half shell of one cell: each pair once, both sides written
       auto half_shell = [&](Index cell, const Index (&c)[D]) {
         for_each_neighbor_range<false>(g, c, [&](Index nb, Index, const Vec<R, D>& shift) {
-          // half shell: the neighbour comes after the cell in linear order (self: j > i). With
-          // periodic wrap a neighbour can appear under two offsets only when an axis has < 3
-          // cells, which periodic axes exclude.
+          // half shell: the neighbour comes after the cell in linear order (self: j > i). With periodic wrap a
+          // neighbour can appear under two offsets only when an axis has < 3 cells, which periodic axes exclude.
           if (nb < cell) return;
           for (Index i = v.cell_start[cell]; i < v.cell_start[cell + 1]; ++i) {
             const auto xi = v.position(i);
@@ -100,8 +97,8 @@ struct StrategyImpl<CellLoopHalf> {
           }
         });
       };
-      // Each colour is one loop of the Host backend; a loop returns when all its cells are done,
-      // which orders the colours.
+      // Each colour is one loop of the Host backend; a loop returns when all its cells are done, which orders the
+      // colours.
       const int threads = host_threads_for(v.n, CellLoop::particles_per_thread);
       host_loop(v.n, 4096, threads, [&](Index t) { out[t] = T::init(f); });
       for (int col = 0; col < colours; ++col) {
@@ -112,8 +109,8 @@ struct StrategyImpl<CellLoopHalf> {
           rest /= ncol[d];
           cells *= count[d];
         }
-        // about 8 chunks per thread: enough to balance, few enough that handing them out (an
-        // atomic on a shared counter) costs little next to the cells' pairs
+        // about 8 chunks per thread: enough to balance, few enough that handing them out (an atomic on a shared
+        // counter) costs little next to the cells' pairs
         const Index grain = std::max<Index>(1, cells / (8 * threads));
         host_loop(cells, grain, threads, [&](Index k) {
           Index c[D];

@@ -13,13 +13,11 @@ namespace cellint::detail {
 
 /// Par-Cell kernel (paper 4.3, Algorithm 2).
 ///
-/// Phases: block b takes target cells b, b + gridDim, ...; thread i of the block takes the
-/// cell's particles i, i + blockDim, ..., keeps the target's position, payload and accumulator in
-/// registers, and walks the neighbour cells reading sources from global memory (all threads of a
-/// block read the same sources, so the loads are broadcast and cached). X-adjacent neighbour
-/// cells are walked as one contiguous range of up to 3 cells; the periodic image shift is
-/// resolved once per range. No shared memory, no barriers, so threads without a target leave
-/// at once.
+/// Phases: block b takes target cells b, b + gridDim, ...; thread i of the block takes the cell's particles i, i +
+/// blockDim, ..., keeps the target's position, payload and accumulator in registers, and walks the neighbour cells
+/// reading sources from global memory (all threads of a block read the same sources, so the loads are broadcast and
+/// cached). X-adjacent neighbour cells are walked as one contiguous range of up to 3 cells; the periodic image shift is
+/// resolved once per range. No shared memory, no barriers, so threads without a target leave at once.
 template <class F, class Real, int Dim>
 struct ParCellInteract {
   using T = FunctorTraits<F, Real, Dim>;
@@ -51,19 +49,17 @@ struct ParCellInteract {
 
 /// Par-Cell-SM kernel (paper 4.4, Algorithm 3).
 ///
-/// Shared memory (`chunk` particles): Dim arrays of `chunk` source coordinates (SoA, the periodic
-/// image shift already added), then, unless the functor is position-only, `chunk` payloads
-/// (aligned to alignof(Payload)). See par_cell_sm_bytes().
+/// Shared memory (`chunk` particles): Dim arrays of `chunk` source coordinates (SoA, the periodic image shift already
+/// added), then, unless the functor is position-only, `chunk` payloads (aligned to alignof(Payload)). See
+/// par_cell_sm_bytes().
 ///
-/// Phases, per target cell of the block (b, b + gridDim, ...; a cell with no particles is
-/// skipped by the whole block, its bounds are block-uniform): rounds of blockDim targets
-/// (round r: thread i holds target r * blockDim + i in registers when it exists,
-/// thread_compute in the paper); in each round, for each of the 3^Dim source cells, for each
-/// chunk of at most `chunk` of its particles: all threads copy the chunk from global memory,
-/// barrier, the threads holding a target accumulate over the chunk (a shared-memory broadcast,
-/// every thread reads the same entry), barrier (the next copy overwrites the buffer). Every loop
-/// that contains a barrier has a block-uniform trip count (cell bounds, cell_start and `chunk`
-/// only), so every thread reaches every barrier: 2 per chunk.
+/// Phases, per target cell of the block (b, b + gridDim, ...; a cell with no particles is skipped by the whole block,
+/// its bounds are block-uniform): rounds of blockDim targets (round r: thread i holds target r * blockDim + i in
+/// registers when it exists, thread_compute in the paper); in each round, for each of the 3^Dim source cells, for each
+/// chunk of at most `chunk` of its particles: all threads copy the chunk from global memory, barrier, the threads
+/// holding a target accumulate over the chunk (a shared-memory broadcast, every thread reads the same entry), barrier
+/// (the next copy overwrites the buffer). Every loop that contains a barrier has a block-uniform trip count (cell
+/// bounds, cell_start and `chunk` only), so every thread reaches every barrier: 2 per chunk.
 template <class F, class Real, int Dim>
 struct ParCellSMInteract {
   using T = FunctorTraits<F, Real, Dim>;
@@ -137,8 +133,8 @@ std::size_t par_cell_sm_bytes(std::size_t s) {
   return K::payload_offset(s) + s * sizeof(typename K::Payload);
 }
 
-/// Blocks a 1-D launch of `threads` threads per block may have: 2^31 - 1 (CUDA's gridDim.x) and
-/// fewer than 2^32 threads in all (HIP).
+/// Blocks a 1-D launch of `threads` threads per block may have: 2^31 - 1 (CUDA's gridDim.x) and fewer than 2^32 threads
+/// in all (HIP).
 inline unsigned par_cell_max_blocks(unsigned threads) {
   const std::uint64_t by_threads = 0xFFFFFFFFull / (threads ? threads : 1);
   return static_cast<unsigned>(std::min<std::uint64_t>(0x7FFFFFFFull, by_threads));
@@ -156,9 +152,9 @@ template <class Tag>
 struct ParCellCommon {
   /// Threads per block: Tuning::threads or the tag's default (paper 7.1: 128).
   static unsigned threads(const Tuning& t) { return t.threads ? t.threads : Tag::default_threads; }
-  /// The shape both strategies share and the checks of a legal launch: a GPU-like backend, a
-  /// block size the device and the kernel's registers allow, a grid within the limit.
-  /// Blocks: Tuning::blocks, else one per target cell, capped at the grid limit (the kernels stride).
+  /// The shape both strategies share and the checks of a legal launch: a GPU-like backend, a block size the device and
+  /// the kernel's registers allow, a grid within the limit. Blocks: Tuning::blocks, else one per target cell, capped at
+  /// the grid limit (the kernels stride).
   template <class B, class R, int D, class K>
   static ParCellPlan common(const Call<B, R, D>& c, const Tuning& t, const K& kernel) {
     ParCellPlan pl;
@@ -166,9 +162,8 @@ struct ParCellCommon {
     const DeviceProperties& p = c.props;
     const unsigned n = threads(t);
     const std::int64_t cells = c.geometry().cell_count();
-    pl.shape = {t.blocks ? t.blocks
-                         : static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(cells, par_cell_max_blocks(n)))),
-                n, 0};
+    const std::int64_t blocks = std::max<std::int64_t>(1, std::min<std::int64_t>(cells, par_cell_max_blocks(n)));
+    pl.shape = {t.blocks ? t.blocks : static_cast<unsigned>(blocks), n, 0};
     if (!B::is_gpu_like) {
       pl.support = Support::no(cat(name, " needs a GPU-like backend (Emulated, Cuda or Hip); ", B::name(),
                                    " runs the CPU strategies (cell-loop)"));
@@ -198,13 +193,11 @@ struct ParCellCommon {
 template <>
 struct StrategyImpl<ParCell> : ParCellCommon<ParCell> {
   using Plan = ParCellPlan;  ///< support and shape
-  /// {blocks = cells (capped; Tuning::blocks), threads = 128 (Tuning::threads), no shared memory};
-  /// any M_C works.
+  /// {blocks = cells (capped; Tuning::blocks), threads = 128 (Tuning::threads), no shared memory}; any M_C works.
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     return common(c, t, ParCellInteract<F, R, D>{c.views, f, nullptr});
   }
-  /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
     if constexpr (B::is_gpu_like) B::launch(p.shape, ParCellInteract<F, R, D>{c.views, f, out}, c.stream);
@@ -216,10 +209,9 @@ template <>
 struct StrategyImpl<ParCellSM> : ParCellCommon<ParCellSM> {
   using Plan = ParCellPlan;  ///< support, shape and the staging capacity
 
-  /// The shape of Par-Cell, and the staging buffer: Tuning::sm_particles if set (must fit
-  /// Tuning::shared_bytes, or the device's opt-in limit), else 512 particles (paper 7.1), shrunk
-  /// to fit Tuning::shared_bytes or the default 48 KiB (to a multiple of the block size when at
-  /// least one block's worth fits). Any M_C works: cells are staged in chunks.
+  /// The shape of Par-Cell, and the staging buffer: Tuning::sm_particles if set (must fit Tuning::shared_bytes, or the
+  /// device's opt-in limit), else 512 particles (paper 7.1), shrunk to fit Tuning::shared_bytes or the default 48 KiB
+  /// (to a multiple of the block size when at least one block's worth fits). Any M_C works: cells are staged in chunks.
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     using Tr = FunctorTraits<F, R, D>;
@@ -228,33 +220,26 @@ struct StrategyImpl<ParCellSM> : ParCellCommon<ParCellSM> {
     const DeviceProperties& p = c.props;
     const std::size_t per = D * sizeof(R) + (Tr::position_only ? 0 : sizeof(typename Tr::Payload));
     const char* what = Tr::position_only ? " coordinates" : " coordinates + payload";
-    if (t.shared_bytes > p.shared_per_block_optin) {
-      r.support = Support::no(cat("par-cell-sm: Tuning::shared_bytes = ", t.shared_bytes,
-                                  " exceeds the device's per-block limit of ", p.shared_per_block_optin, " bytes"));
-      return r;
-    }
+    if (t.shared_bytes > p.shared_per_block_optin)
+      return refuse(r, cat("par-cell-sm: Tuning::shared_bytes = ", t.shared_bytes,
+                           " exceeds the device's per-block limit of ", p.shared_per_block_optin, " bytes"));
     std::size_t s = t.sm_particles;
     if (s) {
       const std::size_t limit = t.shared_bytes ? t.shared_bytes : p.shared_per_block_optin;
-      if (par_cell_sm_bytes<F, R, D>(s) > limit) {
-        r.support = Support::no(cat("par-cell-sm: Tuning::sm_particles = ", t.sm_particles, " particles of ", per,
-                                    " bytes (", D, what, ") need ", par_cell_sm_bytes<F, R, D>(s),
-                                    " bytes of shared memory, more than the ", limit, "-byte budget (",
-                                    t.shared_bytes ? "Tuning::shared_bytes" : "device opt-in limit", "); use at most ",
-                                    limit / per, " particles"));
-        return r;
-      }
+      if (par_cell_sm_bytes<F, R, D>(s) > limit)
+        return refuse(r, cat("par-cell-sm: Tuning::sm_particles = ", t.sm_particles, " particles of ", per, " bytes (",
+                             D, what, ") need ", par_cell_sm_bytes<F, R, D>(s),
+                             " bytes of shared memory, more than the ", limit, "-byte budget (",
+                             t.shared_bytes ? "Tuning::shared_bytes" : "device opt-in limit", "); use at most ",
+                             limit / per, " particles"));
     } else {
       const std::size_t budget = t.shared_bytes ? t.shared_bytes : p.shared_per_block;
       s = std::min<std::size_t>(ParCellSM::default_sm_particles, budget / per);
       while (s > 0 && par_cell_sm_bytes<F, R, D>(s) > budget) --s;
-      if (s == 0) {
-        r.support = Support::no(cat("par-cell-sm: one staged particle takes ", per, " bytes (", D, what,
-                                    "), more than the ", budget,
-                                    "-byte shared-memory budget; raise Tuning::shared_bytes (up to ",
-                                    p.shared_per_block_optin, ") or use par-cell"));
-        return r;
-      }
+      if (s == 0)
+        return refuse(r, cat("par-cell-sm: one staged particle takes ", per, " bytes (", D, what, "), more than the ",
+                             budget, "-byte shared-memory budget; raise Tuning::shared_bytes (up to ",
+                             p.shared_per_block_optin, ") or use par-cell"));
       const std::size_t n = r.shape.block;
       if (s < ParCellSM::default_sm_particles && s > n) s = s / n * n;
     }
@@ -262,7 +247,6 @@ struct StrategyImpl<ParCellSM> : ParCellCommon<ParCellSM> {
     r.shape.shared_bytes = par_cell_sm_bytes<F, R, D>(s);
     return r;
   }
-  /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
     if constexpr (B::is_gpu_like)

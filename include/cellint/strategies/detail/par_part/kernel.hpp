@@ -37,22 +37,14 @@ struct ParPartImpl {
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F&, const Tuning& t) {
     Plan p;
-    if (!B::is_gpu_like) {
-      p.support = Support::no(cat(Tag::name, " needs a GPU-like backend (Emulated, Cuda or Hip)"));
-      return p;
-    }
+    if (!B::is_gpu_like) return refuse(p, cat(Tag::name, " needs a GPU-like backend (Emulated, Cuda or Hip)"));
     const unsigned threads = t.threads ? t.threads : Tag::default_threads;
-    if (static_cast<long>(threads) > c.props.max_threads_per_block) {
-      p.support = Support::no(cat(Tag::name, ": Tuning::threads = ", threads, " exceeds the device's ",
-                                  c.props.max_threads_per_block, " threads per block"));
-      return p;
-    }
+    if (static_cast<long>(threads) > c.props.max_threads_per_block)
+      return refuse(p, cat(Tag::name, ": Tuning::threads = ", threads, " exceeds the device's ",
+                           c.props.max_threads_per_block, " threads per block"));
     const long need = (static_cast<long>(c.targets()) + threads - 1) / threads;
-    long blocks = need;
-    if (Loop)
-      blocks = t.blocks ? t.blocks
-                        : std::min<long>(need, static_cast<long>(c.props.multiprocessors) *
-                                                   (c.props.max_threads_per_multiprocessor / threads));
+    const long fill = static_cast<long>(c.props.multiprocessors) * (c.props.max_threads_per_multiprocessor / threads);
+    const long blocks = !Loop ? need : t.blocks ? t.blocks : std::min<long>(need, fill);
     p.shape = {static_cast<unsigned>(std::max(1L, blocks)), threads, 0};
     return p;
   }

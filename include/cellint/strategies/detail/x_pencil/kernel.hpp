@@ -12,21 +12,18 @@ namespace cellint::detail {
 
 /// Kernel `x_pencil_interact`: one block per X-pencil of `length` target cells (grid-stride).
 ///
-/// Phases per pencil (and per pass of block_size targets when a pencil holds more targets than
-/// threads; thread i's target is the i-th particle of the pencil's cells x0..x1-1, one
-/// contiguous range): for the own row first and its Y/Z neighbours after it, every thread
-/// loads its share of the row's pencil of cells x0-1..x1 (one contiguous range, plus the
-/// wrapped ghost cell at a periodic X end) into registers, adding the image shift once per
-/// copied particle; then computes on the previously staged pencil (so the loads are in flight
-/// meanwhile), stores what it loaded into shared memory, barrier. After the own row's barrier
-/// each thread reads its target (position, payload) from shared memory and finds its cell; the
-/// computation on a pencil is one loop over the window of the target's three source cells
-/// (split around the target itself in the own row), no per-pair index arithmetic.
+/// Phases per pencil (and per pass of block_size targets when a pencil holds more targets than threads; thread i's
+/// target is the i-th particle of the pencil's cells x0..x1-1, one contiguous range): for the own row first and its Y/Z
+/// neighbours after it, every thread loads its share of the row's pencil of cells x0-1..x1 (one contiguous range, plus
+/// the wrapped ghost cell at a periodic X end) into registers, adding the image shift once per copied particle; then
+/// computes on the previously staged pencil (so the loads are in flight meanwhile), stores what it loaded into shared
+/// memory, barrier. After the own row's barrier each thread reads its target (position, payload) from shared memory and
+/// finds its cell; the computation on a pencil is one loop over the window of the target's three source cells (split
+/// around the target itself in the own row), no per-pair index arithmetic.
 ///
-/// Shared memory (PencilLayout): `buffers` x M_C x (L+2) staged particles (StagedParticle:
-/// position and payload, padded for vector loads), then `buffers` x (L+3) local cell
-/// boundaries. Barriers: one per staged pencil with two buffers (the store goes to the buffer
-/// nobody reads); with one buffer a second one before each store.
+/// Shared memory (PencilLayout): `buffers` x M_C x (L+2) staged particles (StagedParticle: position and payload, padded
+/// for vector loads), then `buffers` x (L+3) local cell boundaries. Barriers: one per staged pencil with two buffers
+/// (the store goes to the buffer nobody reads); with one buffer a second one before each store.
 template <class F, class Real, int Dim, bool Same = true>
 struct XPencilInteract {
   using T = FunctorTraits<F, Real, Dim>;
@@ -135,9 +132,8 @@ PencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   PencilPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil", t, p)).ok) return plan;
-  const auto& g = c.geometry();
-  const Index nx = g.cells[0];
-  const Index rows = g.cell_count() / nx;
+  const Index nx = c.geometry().cells[0];
+  const Index rows = c.geometry().cell_count() / nx;
   const Index mc = c.source_max_per_cell();
   const double mean = c.mean_targets_per_cell();
   const unsigned cap = c.views.same ? pencil_thread_cap<B>(p, K{c.views, f, nullptr, {}, 1, 1, 0})
@@ -145,26 +141,19 @@ PencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   const PencilFit fit = PencilFit::make<Rec>(t, p, mc);
   Index length = t.pencil_length > 0 ? std::min<Index>(t.pencil_length, nx) : 1;
   if (fit.fit1_max < length) {
-    plan.support = Support::no(
+    const std::string need =
         t.pencil_length > 0
             ? cat("x-pencil: Tuning::pencil_length = ", length, " needs ", length + 2, " cells x M_C = ", mc,
-                  " particles x ", sizeof(Rec), " bytes = ", PencilLayout::make<Rec>(length, mc, 1).bytes,
-                  " bytes of shared memory, more than the budget of ", fit.budget_max,
-                  " bytes; choose a shorter pencil or leave pencil_length at 0")
+                  " particles x ", sizeof(Rec), " bytes = ")
             : cat("x-pencil: one pencil of 3 cells (1 target cell and 2 ghosts) with M_C = ", mc,
-                  " particles per cell needs 3 x ", mc, " x ", sizeof(Rec),
-                  " bytes + boundaries = ", PencilLayout::make<Rec>(1, mc, 1).bytes,
-                  " bytes of shared memory, more than the budget of ", fit.budget_max, " bytes",
-                  t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
-                  "; use smaller cells (fewer particles per cell)",
-                  t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
-                  " or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
-    return plan;
+                  " particles per cell needs 3 x ", mc, " x ", sizeof(Rec), " bytes + boundaries = ");
+    return refuse(plan, pencil_too_big(need, PencilLayout::make<Rec>(length, mc, 1).bytes, fit.budget_max, t,
+                                       "streams cells (par-cell-sm, par-part-noloop)"));
   }
   int buffers = fit.buffers_for(length);
   if (t.pencil_length == 0) {
-    // The longest pencil whose expected targets fit the preferred block size (at least one
-    // cell) and the budget, balanced over the multiprocessors.
+    // The longest pencil whose expected targets fit the preferred block size (at least one cell) and the budget,
+    // balanced over the multiprocessors.
     const unsigned pref = pencil_preferred<B>(cap);
     Index want = 1;
     while (want < nx && pencil_expected_targets(mean, want + 1, mc) <= static_cast<long>(pref)) ++want;
@@ -180,13 +169,12 @@ PencilPlan plan_x_pencil(const Call<B, R, D>& c, const F& f, const Tuning& t) {
 template <>
 struct StrategyImpl<XPencil> {
   using Plan = PencilPlan;  ///< support, shape, layout, pencil length
-  /// The rule of strategies/x_pencil.hpp; no only when one pencil of L+2 cells of M_C particles
-  /// does not fit the shared-memory budget (L = Tuning::pencil_length, or 1 by default).
+  /// The rule of strategies/x_pencil.hpp; no only when one pencil of L+2 cells of M_C particles does not fit the
+  /// shared-memory budget (L = Tuning::pencil_length, or 1 by default).
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     return plan_x_pencil(c, f, t);
   }
-  /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
     if constexpr (B::is_gpu_like) {
@@ -194,8 +182,7 @@ struct StrategyImpl<XPencil> {
         B::launch(p.shape, XPencilInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
                   c.stream);
       else
-        B::launch(p.shape,
-                  XPencilInteract<F, R, D, false>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
+        B::launch(p.shape, XPencilInteract<F, R, D, false>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils},
                   c.stream);
     }
   }

@@ -12,20 +12,18 @@ namespace cellint::detail {
 
 /// Kernel `x_pencil_reg_interact`: one block per sub-box of target cells (grid-stride).
 ///
-/// Phases per sub-box: (1) the targets of its Sy x Sz rows are numbered row after row (each
-/// row's targets are one contiguous particle range); thread r writes the prefix offset of row r
-/// into shared memory; barrier. (2) per pass of block_size x K targets: every thread loads its K
-/// targets (numbers tid + k * block_size) into registers and locates their row and cell; then
-/// for every row of the sub-box plus its ghost layer: load this thread's share of the row's
-/// pencil of cells x0-1..x1 into registers (global memory for ghosts, the wrapped X ghost and
-/// image-shifted rows, with the shift added once per copy; nothing for this pass's targets of a
-/// sub-box row), compute on the previously staged pencil while the loads are in flight, store
-/// the loads and, in a sub-box row, the targets from registers, barrier. A target whose row is
-/// adjacent to the staged one loops over the window of its three source cells; the others skip.
+/// Phases per sub-box: (1) the targets of its Sy x Sz rows are numbered row after row (each row's targets are one
+/// contiguous particle range); thread r writes the prefix offset of row r into shared memory; barrier. (2) per pass of
+/// block_size x K targets: every thread loads its K targets (numbers tid + k * block_size) into registers and locates
+/// their row and cell; then for every row of the sub-box plus its ghost layer: load this thread's share of the row's
+/// pencil of cells x0-1..x1 into registers (global memory for ghosts, the wrapped X ghost and image-shifted rows, with
+/// the shift added once per copy; nothing for this pass's targets of a sub-box row), compute on the previously staged
+/// pencil while the loads are in flight, store the loads and, in a sub-box row, the targets from registers, barrier. A
+/// target whose row is adjacent to the staged one loops over the window of its three source cells; the others skip.
 ///
-/// Shared memory (PencilLayout): `buffers` x capacity staged particles, `buffers` x (Sx+3) local
-/// cell boundaries, then Sy x Sz + 1 row offsets. Two buffers: the next pencil is staged while
-/// the current one is used, one barrier per pencil; one buffer: two barriers per pencil.
+/// Shared memory (PencilLayout): `buffers` x capacity staged particles, `buffers` x (Sx+3) local cell boundaries, then
+/// Sy x Sz + 1 row offsets. Two buffers: the next pencil is staged while the current one is used, one barrier per
+/// pencil; one buffer: two barriers per pencil.
 template <class F, class Real, int Dim>
 struct XPencilRegInteract {
   using T = FunctorTraits<F, Real, Dim>;
@@ -191,17 +189,13 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
   XPencilRegPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil-reg", t, p, false)).ok) return plan;
-  if (!c.views.same) {
-    plan.support = Support::no("x-pencil-reg stages its targets from registers as sources: it runs one set only "
-                               "(two sets: x-pencil, par-cell or par-part-noloop)");
-    return plan;
-  }
+  if (!c.views.same)
+    return refuse(plan, "x-pencil-reg stages its targets from registers as sources: it runs one set only "
+                        "(two sets: x-pencil, par-cell or par-part-noloop)");
   for (int d = 0; d < 3; ++d)
-    if (t.subbox[d] < 0 || (d >= D && t.subbox[d] > 1)) {
-      plan.support = Support::no(cat("x-pencil-reg: Tuning::subbox[", d, "] = ", t.subbox[d],
-                                     d >= D ? " must be 0 or 1 in 2D" : " is negative"));
-      return plan;
-    }
+    if (t.subbox[d] < 0 || (d >= D && t.subbox[d] > 1))
+      return refuse(plan, cat("x-pencil-reg: Tuning::subbox[", d, "] = ", t.subbox[d],
+                              d >= D ? " must be 0 or 1 in 2D" : " is negative"));
   const auto& g = c.geometry();
   const Index n[3] = {g.cells[0], g.cells[1], D == 3 ? g.cells[D - 1] : 1};
   const Index mc = c.source_max_per_cell();
@@ -213,23 +207,20 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
   const Index extra = sy * sz + 1;
   const PencilFit fit = PencilFit::make<Rec>(t, p, mc, extra);
   Index sx = t.subbox[0] ? std::min<Index>(t.subbox[0], n[0]) : 1;
-  if (fit.fit1_max < sx) {
-    plan.support = Support::no(
-        cat("x-pencil-reg: one staged pencil of ", sx + 2, " cells (", sx,
-            " target cell(s) and 2 ghosts) with M_C = ", mc, " particles per cell needs ",
-            PencilLayout::make<Rec>(sx, mc, 1, extra).bytes,
-            " bytes of shared memory, more than the budget of ", fit.budget_max, " bytes",
-            t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
-            "; use smaller cells (fewer particles per cell), ",
-            t.subbox[0] > 1 ? "a smaller Tuning::subbox[0], " : "",
-            t.shared_bytes ? "a larger Tuning::shared_bytes, " : "",
-            "or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
-    return plan;
-  }
+  if (fit.fit1_max < sx)
+    return refuse(plan, cat("x-pencil-reg: one staged pencil of ", sx + 2, " cells (", sx,
+                            " target cell(s) and 2 ghosts) with M_C = ", mc, " particles per cell needs ",
+                            PencilLayout::make<Rec>(sx, mc, 1, extra).bytes,
+                            " bytes of shared memory, more than the budget of ", fit.budget_max, " bytes",
+                            t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
+                            "; use smaller cells (fewer particles per cell), ",
+                            t.subbox[0] > 1 ? "a smaller Tuning::subbox[0], " : "",
+                            t.shared_bytes ? "a larger Tuning::shared_bytes, " : "",
+                            "or a strategy that streams cells (par-cell-sm, par-part-noloop)"));
   int buffers = fit.buffers_for(sx);
   if (!t.subbox[0]) {
-    // The longest sub-box whose expected targets fit the registers of the preferred block size
-    // and the budget, balanced over the multiprocessors.
+    // The longest sub-box whose expected targets fit the registers of the preferred block size and the budget, balanced
+    // over the multiprocessors.
     const long room = static_cast<long>(pencil_preferred<B>(cap)) * K;
     Index want = 1;
     while (want < n[0] && pencil_expected_targets(mean, static_cast<long>(want + 1) * sy * sz, mc) <= room) ++want;
@@ -237,43 +228,32 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
     const long rows = static_cast<long>((n[1] + sy - 1) / sy) * ((n[2] + sz - 1) / sz);
     sx = pencil_balance(std::min(want, fit.longest()), n[0], rows, p.multiprocessors);
   }
-  plan.sub[0] = sx;
-  plan.sub[1] = sy;
-  plan.sub[2] = sz;
-  for (int d = 0; d < 3; ++d) plan.boxes[d] = (n[d] + plan.sub[d] - 1) / plan.sub[d];
+  const Index sub[3] = {sx, sy, sz};
+  std::copy(sub, sub + 3, plan.sub);
+  for (int d = 0; d < 3; ++d) plan.boxes[d] = (n[d] + sub[d] - 1) / sub[d];
   plan.box_count = plan.boxes[0] * plan.boxes[1] * plan.boxes[2];
-  plan.layout = PencilLayout::make<Rec>(plan.sub[0], mc, buffers, extra);
-  const long targets =
-      pencil_expected_targets(mean, static_cast<long>(plan.sub[0]) * plan.sub[1] * plan.sub[2], mc);
-  const unsigned threads =
-      t.threads ? std::min(t.threads, cap) : pencil_round_threads<B>((targets + K - 1) / K, cap);
-  const unsigned blocks = t.blocks
-                              ? std::min<unsigned>(t.blocks, static_cast<unsigned>(plan.box_count))
-                              : static_cast<unsigned>(plan.box_count);
-  plan.shape = {std::max(1u, blocks), std::max(1u, threads), plan.layout.bytes};
+  plan.layout = PencilLayout::make<Rec>(sx, mc, buffers, extra);
+  const long targets = pencil_expected_targets(mean, static_cast<long>(sx) * sy * sz, mc);
+  const unsigned threads = t.threads ? std::min(t.threads, cap) : pencil_round_threads<B>((targets + K - 1) / K, cap);
+  const unsigned blocks = static_cast<unsigned>(plan.box_count);
+  plan.shape = {std::max(1u, t.blocks ? std::min(t.blocks, blocks) : blocks), std::max(1u, threads), plan.layout.bytes};
   return plan;
 }
 
 template <>
 struct StrategyImpl<XPencilReg> {
   using Plan = XPencilRegPlan;  ///< support, shape, layout, sub-box
-  /// The rule of strategies/x_pencil_reg.hpp; no when one pencil of Sx+2 cells of M_C particles
-  /// (Sx = Tuning::subbox[0], or 1 by default) does not fit the shared-memory budget.
+  /// The rule of strategies/x_pencil_reg.hpp; no when one pencil of Sx+2 cells of M_C particles (Sx =
+  /// Tuning::subbox[0], or 1 by default) does not fit the shared-memory budget.
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     return plan_x_pencil_reg(c, f, t);
   }
-  /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
-    if constexpr (B::is_gpu_like) {
-      XPencilRegInteract<F, R, D> k{c.views, f, out, p.layout, {}, {}, p.box_count};
-      for (int d = 0; d < 3; ++d) {
-        k.sub[d] = p.sub[d];
-        k.boxes[d] = p.boxes[d];
-      }
-      B::launch(p.shape, k, c.stream);
-    }
+    if constexpr (B::is_gpu_like)
+      B::launch(p.shape, XPencilRegInteract<F, R, D>{c.views, f, out, p.layout, {p.sub[0], p.sub[1], p.sub[2]},
+                                                     {p.boxes[0], p.boxes[1], p.boxes[2]}, p.box_count}, c.stream);
   }
 };
 

@@ -10,9 +10,9 @@
 
 namespace cellint::detail {
 
-/// The tile's pair loop over the staged sources [lo, hi) of one row, every lane over the same
-/// range (predicated, no divergence). `Window`: only sources in this lane's window [mlo, mhi)
-/// count (a tile straddling cells); `Self`: skip slot `self` (the own row holds the target).
+/// The tile's pair loop over the staged sources [lo, hi) of one row, every lane over the same range (predicated, no
+/// divergence). `Window`: only sources in this lane's window [mlo, mhi) count (a tile straddling cells); `Self`: skip
+/// slot `self` (the own row holds the target).
 template <bool Window, bool Self, class T, class F, class Real, int Dim, class Rec>
 CELLINT_HD CELLINT_INLINE void tile_accumulate(const F& f, const Rec* buf, Index lo, Index hi, Index mlo,
                                                Index mhi, Index self, const Vec<Real, Dim>& xt,
@@ -28,11 +28,10 @@ CELLINT_HD CELLINT_INLINE void tile_accumulate(const F& f, const Rec* buf, Index
   }
 }
 
-/// Kernel `x_pencil_tile_interact`: one block per X-pencil of `length` target cells
-/// (grid-stride); shared memory is a PencilLayout with one staging buffer and one boundary array
-/// per row. Per pencil: barrier (the previous pencil is done), stage every row, barrier, tiles
-/// (see the file comment). Row k of the 3^(Dim-1) lies at Y + (k % 3 - 1), Z + (k / 3 - 1);
-/// k = 3^(Dim-1) / 2 is the own row.
+/// Kernel `x_pencil_tile_interact`: one block per X-pencil of `length` target cells (grid-stride); shared memory is a
+/// PencilLayout with one staging buffer and one boundary array per row. Per pencil: barrier (the previous pencil is
+/// done), stage every row, barrier, tiles (see the file comment). Row k of the 3^(Dim-1) lies at Y + (k % 3 - 1), Z +
+/// (k / 3 - 1); k = 3^(Dim-1) / 2 is the own row.
 template <class F, class Real, int Dim>
 struct XPencilTileInteract {
   using T = FunctorTraits<F, Real, Dim>;
@@ -137,14 +136,11 @@ PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& 
   PencilPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil-tile", t, p)).ok) return plan;
-  if (!c.views.same) {
-    plan.support = Support::no("x-pencil-tile reads its targets from the staged own row: it runs one set only "
-                               "(two sets: x-pencil, par-cell or par-part-noloop)");
-    return plan;
-  }
-  const auto& g = c.geometry();
-  const Index nx = g.cells[0];
-  const Index nrows = g.cell_count() / nx;
+  if (!c.views.same)
+    return refuse(plan, "x-pencil-tile reads its targets from the staged own row: it runs one set only "
+                        "(two sets: x-pencil, par-cell or par-part-noloop)");
+  const Index nx = c.geometry().cells[0];
+  const Index nrows = c.geometry().cell_count() / nx;
   const Index mc = c.source_max_per_cell();
   const double mean = c.mean_targets_per_cell();
   const unsigned w = static_cast<unsigned>(B::warp_size);
@@ -158,20 +154,13 @@ PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& 
   if (!fits(1, budget)) budget = budget_max;
   Index length = t.pencil_length > 0 ? std::min<Index>(t.pencil_length, nx) : 1;
   if (!fits(length, budget_max)) {
-    plan.support = Support::no(
-        t.pencil_length > 0
-            ? cat("x-pencil-tile: Tuning::pencil_length = ", length, " stages ", rows, " rows x ", length + 2,
-                  " cells x M_C = ", mc, " particles x ", sizeof(Rec), " bytes = ",
-                  PencilLayout::make<Rec>(length, mc, rows).bytes, " bytes of shared memory, more than the budget of ",
-                  budget_max, " bytes; choose a shorter pencil or leave pencil_length at 0")
-            : cat("x-pencil-tile: one pencil of 3 cells in each of ", rows, " rows with M_C = ", mc,
-                  " particles per cell needs ", PencilLayout::make<Rec>(1, mc, rows).bytes,
-                  " bytes of shared memory, more than the budget of ", budget_max, " bytes",
-                  t.shared_bytes ? " (Tuning::shared_bytes)" : " (the device's opt-in limit)",
-                  "; use smaller cells (fewer particles per cell)",
-                  t.shared_bytes ? ", raise Tuning::shared_bytes" : "",
-                  " or a strategy that stages one row at a time (x-pencil, par-cell-sm, par-part-noloop)"));
-    return plan;
+    const std::string need =
+        t.pencil_length > 0 ? cat("x-pencil-tile: Tuning::pencil_length = ", length, " stages ", rows, " rows x ",
+                                  length + 2, " cells x M_C = ", mc, " particles x ", sizeof(Rec), " bytes = ")
+                            : cat("x-pencil-tile: one pencil of 3 cells in each of ", rows, " rows with M_C = ", mc,
+                                  " particles per cell needs ");
+    return refuse(plan, pencil_too_big(need, PencilLayout::make<Rec>(length, mc, rows).bytes, budget_max, t,
+                                       "stages one row at a time (x-pencil, par-cell-sm, par-part-noloop)"));
   }
   if (t.pencil_length == 0) {
     while (length < nx && fits(length + 1, budget) &&
@@ -188,20 +177,17 @@ PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& 
 template <>
 struct StrategyImpl<XPencilTile> {
   using Plan = PencilPlan;  ///< support, shape, layout, pencil length
-  /// The rule of strategies/x_pencil_tile.hpp; no when one pencil of 3 cells in each row around
-  /// it does not fit the shared-memory budget.
+  /// The rule of strategies/x_pencil_tile.hpp; no when one pencil of 3 cells in each row around it does not fit the
+  /// shared-memory budget.
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     return plan_x_pencil_tile(c, f, t);
   }
-  /// Launches the kernel (asynchronous).
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
     if constexpr (B::is_gpu_like)
-      B::launch(p.shape,
-                XPencilTileInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils,
-                                             static_cast<Index>(B::warp_size)},
-                c.stream);
+      B::launch(p.shape, XPencilTileInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils,
+                                                      static_cast<Index>(B::warp_size)}, c.stream);
   }
 };
 
