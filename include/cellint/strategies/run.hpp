@@ -46,18 +46,38 @@ Call<B, R, D> make_call(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D
   return c;
 }
 
-/// Plans strategy S for call `c` once, and runs it when it can (nothing to launch without targets). The front door of
-/// every named strategy.
+/// Plans strategy S for call `c` once and, when the plan says yes, runs it (nothing to launch without targets) and
+/// fills `rep`. When it says no, runs nothing, returns false and leaves the reason in `why` (if given). The one place
+/// a strategy is planned and run: the front door below and Auto's cached decisions use it.
+template <class S, class B, class R, int D, class F>
+bool try_run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t,
+             Report& rep, std::string* why = nullptr) {
+  auto plan = StrategyImpl<S>::plan(c, f, t);
+  if (!plan.support.ok) {
+    if (why) *why = std::move(plan.support.reason);
+    return false;
+  }
+  if (c.targets() > 0) StrategyImpl<S>::run(c, f, out, plan);
+  rep.strategy = S::kind;
+  rep.shape = plan.shape;
+  rep.tuning_ms = 0;
+  return true;
+}
+
+/// try_run(), the front door of every named strategy: a "no" becomes Unsupported here.
 /// @throws Unsupported with the strategy's reason when it cannot run
 template <class S, class B, class R, int D, class F>
 Report run_strategy(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t) {
-  const auto plan = StrategyImpl<S>::plan(c, f, t);
-  if (!plan.support.ok) throw Unsupported(cat("cellint: strategy ", S::name, " cannot run: ", plan.support.reason));
-  if (c.targets() > 0) StrategyImpl<S>::run(c, f, out, plan);
   Report rep;
-  rep.strategy = S::kind;
-  rep.shape = plan.shape;
+  std::string why;
+  if (!try_run<S>(c, f, out, t, rep, &why)) throw Unsupported(cat("cellint: strategy ", S::name, " cannot run: ", why));
   return rep;
+}
+
+/// Whether strategy `k` (not Auto) can run call `c`, and why not.
+template <class B, class R, int D, class F>
+Support plan_support(StrategyKind k, const Call<B, R, D>& c, const F& f, const Tuning& t) {
+  return dispatch(k, [&](auto tag) { return StrategyImpl<decltype(tag)>::plan(c, f, t).support; });
 }
 
 /// Runs strategy `k` for the targets of one grid against the sources of another over the same cell geometry (nothing
@@ -78,8 +98,7 @@ Report interact_sets(StrategyKind k, const CellGrid<B, R, D>& targets, const Cel
 template <class B, class R, int D, class F>
 Support supports(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f, const Tuning& t = {}) {
   if (k == StrategyKind::Auto) return Support::yes();
-  const auto c = detail::make_call(grid, B::properties());
-  return detail::dispatch(k, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::plan(c, f, t).support; });
+  return detail::plan_support(k, detail::make_call(grid, B::properties()), f, t);
 }
 
 /// Runs strategy `k` (not Auto): for every particle t, out[t] = the accumulation over its neighbours within the cutoff

@@ -362,16 +362,7 @@ class Autotuner {
   static bool run_if_supported(const Decision& d, const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out,
                                const DeviceProperties& p, Report& rep) {
     const auto c = detail::make_call(g, p);
-    return detail::dispatch(d.strategy, [&](auto tag) {
-      using S = decltype(tag);
-      const auto plan = detail::StrategyImpl<S>::plan(c, f, d.tuning);
-      if (!plan.support.ok) return false;
-      if (c.targets() > 0) detail::StrategyImpl<S>::run(c, f, out, plan);
-      rep.strategy = d.strategy;
-      rep.shape = plan.shape;
-      rep.tuning_ms = 0;
-      return true;
-    });
+    return detail::dispatch(d.strategy, [&](auto tag) { return detail::try_run<decltype(tag)>(c, f, out, d.tuning, rep); });
   }
   /// Whether a table entry is a decision Auto could make for this grid: one of the backend's strategies, and it
   /// supports the grid.
@@ -379,9 +370,7 @@ class Autotuner {
   static bool usable(const TuneEntry& e, const CellGrid<B, R, D>& g, const F& f, const DeviceProperties& p) {
     const std::vector<StrategyKind> all = strategies_for<B>();
     if (std::find(all.begin(), all.end(), e.strategy) == all.end()) return false;
-    const auto c = detail::make_call(g, p);
-    return detail::dispatch(
-        e.strategy, [&](auto tag) { return detail::StrategyImpl<decltype(tag)>::plan(c, f, e.tuning).support.ok; });
+    return detail::plan_support(e.strategy, detail::make_call(g, p), f, e.tuning).ok;
   }
   /// "x-pencil pencil_length=2", for the progress lines.
   static std::string describe(StrategyKind s, const Tuning& t) {

@@ -30,11 +30,11 @@ struct StrategyImpl<CellLoop> {
       const Index cells = v.geo.cell_count();
       const Index grain = std::max<Index>(1, std::min<Index>(64, cells / (8 * threads)));
       host_loop(cells, grain, threads, [&](Index cell) {
-        Index c3[D];
-        v.geo.coords(cell, c3);
+        Index coords[D];
+        v.geo.coords(cell, coords);
         for (Index t = v.cell_start[cell]; t < v.cell_start[cell + 1]; ++t) {
           auto acc = T::init(f);
-          accumulate_neighbors<false, T>(c.views.sources, f, c3, c.views.excluded(t), v.position(t), T::load(f, v, t),
+          accumulate_neighbors<false, T>(c.views.sources, f, coords, c.views.excluded(t), v.position(t), T::load(f, v, t),
                                          acc);
           out[t] = acc;
         }
