@@ -12,5 +12,6 @@
 #include "cellint/core/vec.hpp"
 #include "cellint/grid/cell_grid.hpp"
 #include "cellint/interact.hpp"
+#include "cellint/lists/neighbor_list.hpp"
 #include "cellint/potentials/counting.hpp"
 #include "cellint/potentials/lennard_jones.hpp"

@@ -29,6 +29,7 @@ struct Probe {
     Acc w;
     Acc wx[Dim];
   };
+  using AccumScalar = Acc;  ///< (half neighbour lists add accumulators element by element)
   Real rc2;
   bool absolute = false;
   Attribute<Real> charge{};  ///< the handle grid.attach(q) returned

@@ -14,9 +14,45 @@
 /// Functors take the policy as a template argument, e.g. `LennardJones<float, 3, float, FastMath>`, and call
 /// `Math::rcp(x)`.
 
+#include <cmath>
+
 #include "cellint/core/macros.hpp"
 
 namespace cellint {
+
+/// x rounded to the nearest integer (ties to even), on host and device: the minimum-image shift of a coordinate
+/// difference is `L * round_nearest(dx / L)`.
+CELLINT_HD CELLINT_INLINE float round_nearest(float x) {
+#if defined(CELLINT_DEVICE_PASS)
+  return ::rintf(x);
+#else
+  return std::rint(x);
+#endif
+}
+/// x rounded to the nearest integer (ties to even), on host and device.
+CELLINT_HD CELLINT_INLINE double round_nearest(double x) {
+#if defined(CELLINT_DEVICE_PASS)
+  return ::rint(x);
+#else
+  return std::rint(x);
+#endif
+}
+/// The largest integer not above x, on host and device.
+CELLINT_HD CELLINT_INLINE float round_down(float x) {
+#if defined(CELLINT_DEVICE_PASS)
+  return ::floorf(x);
+#else
+  return std::floor(x);
+#endif
+}
+/// The largest integer not above x, on host and device.
+CELLINT_HD CELLINT_INLINE double round_down(double x) {
+#if defined(CELLINT_DEVICE_PASS)
+  return ::floor(x);
+#else
+  return std::floor(x);
+#endif
+}
 
 /// IEEE division: `rcp(x) = 1 / x`, correctly rounded (the default).
 struct ExactMath {

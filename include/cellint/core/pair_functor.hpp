@@ -18,6 +18,8 @@
 ///   CELLINT_HD void symmetric(Accum& ai, Accum& aj, const Payload& pi, const Payload& pj,
 ///                             const Vec<Real, Dim>& dr, Real r2) const;  // optional: Newton's 3rd law
 ///   static constexpr int flops = 21;          // optional: flop per evaluated pair, for benchmarks
+///   using AccumScalar = float;                // optional: Accum is an array of this scalar (half neighbour lists
+///                                             //   add accumulators element by element; arithmetic Accums need not say)
 /// };
 /// @endcode
 ///
@@ -55,6 +57,11 @@ template <class F> struct cutoff_test_of<F, void_t<decltype(F::cutoff_test)>>
 
 template <class F, class = void> struct flops_of : std::integral_constant<int, 0> {};
 template <class F> struct flops_of<F, void_t<decltype(F::flops)>> : std::integral_constant<int, F::flops> {};
+
+template <class F, class = void> struct accum_scalar_of {
+  using type = std::conditional_t<std::is_arithmetic<typename F::Accum>::value, typename F::Accum, void>;
+};
+template <class F> struct accum_scalar_of<F, void_t<typename F::AccumScalar>> { using type = typename F::AccumScalar; };
 
 template <class F, class Real, int Dim, class = void> struct has_pair : std::false_type {};
 template <class F, class Real, int Dim>
@@ -98,6 +105,10 @@ struct FunctorTraits {
   static constexpr bool symmetric = detail::has_symmetric<F, Real, Dim>::value;
   /// Flop per evaluated pair (0 when the functor does not say).
   static constexpr int flops = detail::flops_of<F>::value;
+  /// The scalar an Accum is an array of (F::AccumScalar, or Accum itself when arithmetic; void when unknown).
+  using AccumScalar = typename detail::accum_scalar_of<F>::type;
+  /// Whether accumulators can be added element by element (what half neighbour lists need to merge both sides).
+  static constexpr bool addable = !std::is_void<AccumScalar>::value;
 
   /// The accumulator's start value.
   CELLINT_HD static Accum init(const F& f) {

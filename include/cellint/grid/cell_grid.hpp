@@ -317,6 +317,11 @@ class CellGrid {
 
   /// Number of particles.
   Index size() const { return n_; }
+  /// How many times the grid binned its particles (build() and rebuild() each count once): a change means slots were
+  /// permuted, so anything indexed by slot (a NeighborList, results) belongs to an older order.
+  std::uint64_t binning_count() const { return binnings_; }
+  /// The grid's process-wide serial number (what Attribute handles and neighbour lists name it by).
+  std::uint32_t serial() const { return serial_; }
   /// Number of cells.
   Index cell_count() const { return geo_.cell_count(); }
   /// M_C: the largest number of particles in one cell.
@@ -508,6 +513,7 @@ class CellGrid {
     if (n)
       for (auto& a : attrs_) std::swap(a.data, a.alt);
     max_per_cell_ = static_cast<Index>(h[1]);
+    ++binnings_;
     built_ = true;
   }
 
@@ -549,6 +555,7 @@ class CellGrid {
   bool ever_built_ = false;  ///< a build() succeeded once (for the message)
   std::uint32_t serial_ = detail::next_grid_serial();  ///< names this grid in Attribute handles
   std::uint32_t generation_ = 1;  ///< incremented when a build() drops the attributes
+  std::uint64_t binnings_ = 0;    ///< successful binnings (see binning_count())
   Index attr_n_ = 0;              ///< elements per attribute
   bool attrs_user_order_ = false; ///< attributes are in the user's order (between the two halves of a build())
   std::array<Buffer<Backend, Real>, Dim> pos_, pos_alt_;

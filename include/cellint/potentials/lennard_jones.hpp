@@ -30,6 +30,7 @@ struct LennardJones {
     Acc energy;      ///< half the potential energy of its pairs
     Acc virial;      ///< half of sum r.F over its pairs
   };
+  using AccumScalar = Acc;  ///< Accum is Dim + 2 values of Acc (half neighbour lists add them)
   Real epsilon = 1;      ///< well depth
   Real sigma2 = 1;       ///< sigma squared
   Real shift = 0;        ///< energy subtracted per pair (V(rc) when shifted)

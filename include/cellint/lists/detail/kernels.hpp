@@ -1,0 +1,384 @@
+#pragma once
+// Neighbour-list kernels (see lists/neighbor_list.hpp): the displacement check, the binning of slots into the list's
+// cells, the row build, and the pair loops over rows. Every kernel that belongs to a rebuild first reads a control word
+// on the backend and returns at once when no rebuild was asked for: the host issues the same sequence every update and
+// never waits for the decision.
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+#include "cellint/core/math.hpp"
+#include "cellint/core/pair_functor.hpp"
+#include "cellint/grid/grid_view.hpp"
+#include "cellint/primitives/block_scan.hpp"
+#include "cellint/strategies/detail/neighbors.hpp"
+#include "cellint/strategies/detail/pairs.hpp"
+
+namespace cellint::detail {
+
+/// The control words of a list, in backend memory.
+struct ListWord {
+  static constexpr int request = 0;  ///< raised by the displacement check or a forced rebuild
+  static constexpr int active = 1;   ///< this update rebuilds (the cell scan copies `request` here and clears it)
+  static constexpr int builds = 2;   ///< rebuilds so far
+  static constexpr int longest = 3;  ///< the longest row the rebuilds found since the host last looked
+  static constexpr int bad = 4;      ///< the lowest slot whose position is not finite (INT_MAX: none)
+  static constexpr int count = 8;    ///< words allocated
+};
+
+/// What the list kernels see: the list's cells and rows, and the grid's current positions.
+template <class Real, int Dim>
+struct ListShape {
+  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= cutoff + skin); geo.cutoff is the interaction cutoff
+  Real reach2;                  ///< (cutoff + skin)^2: the pairs a row holds
+  Real inv_len[Dim];            ///< 1 / box length per axis (minimum image)
+  Index n;                      ///< particles (grid slots)
+  Index capacity;               ///< entries per row
+  Index stride;                 ///< column-major rows: entry k of row i at k * stride + i; 0: row-major, i * capacity + k
+  bool half;                    ///< each pair once: row i holds only j > i
+  Index* nbr;                   ///< the rows
+  Index* len;                   ///< row lengths as found (a length above `capacity` marks an overflowed row)
+  std::uint32_t* cell_of;       ///< slot -> list cell at the last rebuild
+  std::uint32_t* rank;          ///< slot -> rank inside its cell (binning scratch)
+  std::uint32_t* count;         ///< per-cell counts (kept at zero between rebuilds)
+  std::uint32_t* start;         ///< cell c holds ids[start[c] .. start[c + 1])
+  Index* ids;                   ///< slots ordered by list cell
+  const Real* pos[Dim];         ///< the grid's positions (current)
+  Real* ref[Dim];               ///< positions at the last rebuild
+  unsigned* ctrl;               ///< ListWord words
+  Index* log;                   ///< update number of each rebuild (ring of log_size entries)
+  Index log_size;               ///< entries in `log`
+
+  /// Where entry k of row i lives.
+  CELLINT_HD std::size_t at(Index i, Index k) const {
+    return stride ? static_cast<std::size_t>(k) * static_cast<std::size_t>(stride) + static_cast<std::size_t>(i)
+                  : static_cast<std::size_t>(i) * static_cast<std::size_t>(capacity) + static_cast<std::size_t>(k);
+  }
+  /// The coordinate difference `dr` folded to the nearest periodic image (positions need not lie in the box).
+  CELLINT_HD void minimum_image(Vec<Real, Dim>& dr) const {
+    for (int d = 0; d < Dim; ++d)
+      if (geo.box.periodic[d]) dr[d] -= geo.box.lengths[d] * round_nearest(dr[d] * inv_len[d]);
+  }
+  /// Position of slot i.
+  CELLINT_HD Vec<Real, Dim> position(Index i) const {
+    Vec<Real, Dim> x;
+    for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
+    return x;
+  }
+  /// The list cell of position x (periodic axes wrap any coordinate; open axes clamp); false for a non-finite one.
+  CELLINT_HD bool cell_of_position(const Vec<Real, Dim>& x, Index& cell) const {
+    Index c[Dim];
+    for (int d = 0; d < Dim; ++d) {
+      if (!(x[d] - x[d] == Real(0))) {  // NaN or infinite
+        cell = 0;
+        return false;
+      }
+      const Real t = (x[d] - geo.box.origin[d]) * geo.inv_width[d];
+      if (geo.box.periodic[d]) {
+        const Real w = t - geo.cells[d] * round_down(t / geo.cells[d]);  // in [0, cells]
+        c[d] = static_cast<Index>(w);
+        c[d] = c[d] >= geo.cells[d] ? geo.cells[d] - 1 : c[d];
+      } else {
+        c[d] = t < Real(0) ? 0 : static_cast<Index>(t);
+        c[d] = c[d] >= geo.cells[d] ? geo.cells[d] - 1 : c[d];
+      }
+    }
+    cell = geo.linear(c);
+    return true;
+  }
+  /// Calls fn(j, dr, r2) for every slot j of the 3^Dim list cells around slot i's cell with r2 = |dr|^2 < r2max, dr the
+  /// minimum-image x_i - x_j; j == i is left out, and with `half` every j < i too. Complete for r2max <= reach2 as long
+  /// as no particle moved more than skin / 2 since the last rebuild.
+  template <class Fn>
+  CELLINT_HD void for_each_candidate(Index i, const Vec<Real, Dim>& xi, Real r2max, Fn&& fn) const {
+    Index c[Dim];
+    geo.coords(static_cast<Index>(cell_of[i]), c);
+    constexpr int around = Dim == 3 ? 27 : 9;
+    for (int k = 0, o = 0; k < around; ++k) {
+      Index nc[Dim];
+      bool inside = true;
+      o = k;
+      for (int d = 0; d < Dim; ++d) {
+        nc[d] = c[d] + (o % 3 - 1);
+        o /= 3;
+        Real unused;
+        inside = inside && wrap_axis(geo, d, nc[d], unused);
+      }
+      if (!inside) continue;
+      const Index cell = geo.linear(nc);
+      for (std::uint32_t s = start[cell]; s < start[cell + 1]; ++s) {
+        const Index j = ids[s];
+        if (half ? j <= i : j == i) continue;
+        Vec<Real, Dim> dr;
+        for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - pos[d][j];
+        minimum_image(dr);
+        const Real r2 = norm2(dr);
+        if (r2 < r2max) fn(j, dr, r2);
+      }
+    }
+  }
+};
+
+/// Raises `request` when slot i moved farther than sqrt(limit2) since the last rebuild (or is not finite).
+template <class Real, int Dim>
+struct ListMoved {
+  const Real* pos[Dim];  ///< current positions
+  const Real* ref[Dim];  ///< positions at the last rebuild
+  Real limit2;           ///< (skin / 2)^2
+  unsigned* ctrl;        ///< ListWord words
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index i) const {
+    Real r2 = 0;
+    for (int d = 0; d < Dim; ++d) {
+      const Real dx = pos[d][i] - ref[d][i];
+      r2 += dx * dx;
+    }
+    if (!(r2 <= limit2)) a.atomic_max(&ctrl[ListWord::request], 1u);
+  }
+};
+
+/// Raises `request` (a rebuild asked for by the host: the first one, or LAMMPS-style `check no`).
+struct ListRequest {
+  unsigned* ctrl;  ///< ListWord words
+  template <class A>
+  CELLINT_HD void operator()(A&, Index) const {
+    ctrl[ListWord::request] = 1u;
+  }
+};
+
+/// Rebuild step 1: each slot's list cell and its rank among the slots of that cell.
+template <class Real, int Dim>
+struct ListBinCount {
+  ListShape<Real, Dim> s;  ///< the list
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index i) const {
+    if (!s.ctrl[ListWord::request]) return;
+    Index cell;
+    if (!s.cell_of_position(s.position(i), cell)) a.atomic_min(&s.ctrl[ListWord::bad], static_cast<unsigned>(i));
+    s.cell_of[i] = static_cast<std::uint32_t>(cell);
+    s.rank[i] = a.atomic_add(&s.count[cell], 1u);
+  }
+};
+
+/// Rebuild step 2, one block: decides (request -> active, request cleared), then the exclusive scan of the cell counts
+/// into `start` (each thread sums a run of cells, the paper's block scan combines the runs), leaving the counts at
+/// zero for the next rebuild, and logs the rebuild.
+template <class Real, int Dim>
+struct ListScanCells {
+  ListShape<Real, Dim> s;  ///< the list
+  Index update;            ///< the host's update number (logged)
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    unsigned* sh = b.template shared<unsigned>();  // block_size() run sums, then the total
+    const unsigned go = s.ctrl[ListWord::request];
+    b.sync();  // every thread has read the request before it is cleared
+    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
+    if (t == 0) {
+      s.ctrl[ListWord::active] = go;
+      s.ctrl[ListWord::request] = 0u;
+      if (go) s.log[s.ctrl[ListWord::builds]++ % static_cast<unsigned>(s.log_size)] = update;
+    }
+    if (!go) return;
+    const Index cells = s.geo.cell_count();
+    const Index per = (cells + threads - 1) / threads;
+    const Index lo = t * per < cells ? t * per : cells;
+    const Index hi = lo + per < cells ? lo + per : cells;
+    unsigned sum = 0;
+    for (Index c = lo; c < hi; ++c) sum += s.count[c];
+    sh[t] = sum;
+    b.sync();
+    block_exclusive_scan_inplace(b, sh, threads, sh + threads);
+    unsigned run = sh[t];
+    for (Index c = lo; c < hi; ++c) {
+      s.start[c] = run;
+      run += s.count[c];
+      s.count[c] = 0u;
+    }
+    if (t == 0) s.start[cells] = sh[threads];
+  }
+};
+
+/// Rebuild step 3: slots in list-cell order.
+template <class Real, int Dim>
+struct ListScatter {
+  ListShape<Real, Dim> s;  ///< the list
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    if (!s.ctrl[ListWord::active]) return;
+    s.ids[s.start[s.cell_of[i]] + s.rank[i]] = i;
+  }
+};
+
+/// Rebuild step 4: row i = the slots within cutoff + skin of slot i (up to `capacity` stored, the length counted in
+/// full); the reference position for the displacement check.
+template <class Real, int Dim>
+struct ListBuildRows {
+  ListShape<Real, Dim> s;  ///< the list
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index i) const {
+    if (!s.ctrl[ListWord::active]) return;
+    const Vec<Real, Dim> xi = s.position(i);
+    Index m = 0;
+    s.for_each_candidate(i, xi, s.reach2, [&](Index j, const Vec<Real, Dim>&, Real) {
+      if (m < s.capacity) s.nbr[s.at(i, m)] = j;
+      ++m;
+    });
+    s.len[i] = m;
+    if (m > 0) a.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
+    for (int d = 0; d < Dim; ++d) s.ref[d][i] = xi[d];
+  }
+};
+
+/// The sources of row i, as the pair loop reads them: entry k is the slot nbr[at(i, k)] at its image nearest x_i.
+template <class T, class F, class Real, int Dim>
+struct RowSources {
+  const ListShape<Real, Dim>& s;  ///< the list
+  const GridView<Real, Dim>& v;   ///< the grid (payloads)
+  const F& f;                     ///< the functor
+  Index i;                        ///< the target
+  Vec<Real, Dim> xi;              ///< its position
+  /// Entry k of row i.
+  CELLINT_HD GlobalSource<T, F, Real, Dim> operator[](Index k) const {
+    const Index j = s.nbr[s.at(i, k)];
+    Vec<Real, Dim> x;
+    for (int d = 0; d < Dim; ++d) {
+      x[d] = s.pos[d][j];
+      if (s.geo.box.periodic[d]) x[d] += s.geo.box.lengths[d] * round_nearest((xi[d] - x[d]) * s.inv_len[d]);
+    }
+    return {x, f, v, j};
+  }
+};
+
+/// The pair term for a known dr (the fallback scan of an overflowed row).
+CELLINT_HD_WARNING_DISABLE
+template <class T, class F, class Real, int Dim>
+CELLINT_HD CELLINT_INLINE void pair_term(const F& f, const GridView<Real, Dim>& v, Index j, const Vec<Real, Dim>& dr,
+                                         Real r2, const typename T::Payload& pt, typename T::Accum& acc) {
+  if constexpr (T::position_only)
+    f(acc, pt, pt, dr, r2);
+  else
+    f(acc, pt, T::load(f, v, j), dr, r2);
+}
+
+/// The full-list accumulation of target i (every neighbour in its row; a row that overflowed is scanned from the
+/// list's cells instead, so no pair is lost before the host grows the rows).
+CELLINT_HD_WARNING_DISABLE
+template <class T, class F, class Real, int Dim>
+CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
+                                                           const F& f, Index i) {
+  const Vec<Real, Dim> xi = s.position(i);
+  const auto pi = T::load(f, v, i);
+  auto acc = T::init(f);
+  const Real rc2 = cutoff2(s.geo);
+  const Index m = s.len[i];
+  if (m <= s.capacity) {
+    accumulate<T>(f, RowSources<T, F, Real, Dim>{s, v, f, i, xi}, 0, m, xi, pi, rc2, acc);
+  } else {
+    s.for_each_candidate(i, xi, T::cutoff_test ? rc2 : s.reach2,
+                         [&](Index j, const Vec<Real, Dim>& dr, Real r2) { pair_term<T>(f, v, j, dr, r2, pi, acc); });
+  }
+  return acc;
+}
+
+/// out[i] = the full-list accumulation of target i, one thread per target.
+template <class F, class Real, int Dim>
+struct ListInteract {
+  using T = FunctorTraits<F, Real, Dim>;
+  ListShape<Real, Dim> s;   ///< the list
+  GridView<Real, Dim> v;    ///< the grid
+  F f;                      ///< the functor
+  typename T::Accum* out;   ///< one accumulator per slot
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    const Index i = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
+    if (i < s.n) out[i] = row_accumulate<T>(s, v, f, i);
+  }
+};
+
+/// Adds accumulator `a` into *p element by element with the atomics `at` (Accum is an array of AccumScalar).
+template <class T, class A>
+CELLINT_HD CELLINT_INLINE void atomic_add_accum(A& at, typename T::Accum* p, const typename T::Accum& a) {
+  using S = typename T::AccumScalar;
+  constexpr int k = static_cast<int>(sizeof(typename T::Accum) / sizeof(S));
+  const S* src = reinterpret_cast<const S*>(&a);
+  S* dst = reinterpret_cast<S*>(p);
+  for (int e = 0; e < k; ++e) at.atomic_add(dst + e, src[e]);
+}
+
+/// Adds accumulator `a` into *p element by element (no other thread writes *p).
+template <class T>
+CELLINT_HD CELLINT_INLINE void add_accum(typename T::Accum* p, const typename T::Accum& a) {
+  using S = typename T::AccumScalar;
+  constexpr int k = static_cast<int>(sizeof(typename T::Accum) / sizeof(S));
+  const S* src = reinterpret_cast<const S*>(&a);
+  S* dst = reinterpret_cast<S*>(p);
+  for (int e = 0; e < k; ++e) dst[e] += src[e];
+}
+
+/// Walks the half row of target i (every pair once, Newton's third law): calls sink(j, acc_j) with the source's share
+/// of each pair and returns the target's share. Overflowed rows are scanned from the list's cells.
+CELLINT_HD_WARNING_DISABLE
+template <class T, class F, class Real, int Dim, class Sink>
+CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
+                                                     const F& f, Index i, Sink&& sink) {
+  const Vec<Real, Dim> xi = s.position(i);
+  const auto pi = T::load(f, v, i);
+  typename T::Accum acc{};
+  const Real r2max = T::cutoff_test ? cutoff2(s.geo) : s.reach2;
+  auto pair = [&](Index j, const Vec<Real, Dim>& dr, Real r2) {
+    typename T::Accum aj{};
+    if constexpr (T::position_only)
+      f.symmetric(acc, aj, pi, pi, dr, r2);
+    else
+      f.symmetric(acc, aj, pi, T::load(f, v, j), dr, r2);
+    sink(j, aj);
+  };
+  const Index m = s.len[i];
+  if (m <= s.capacity) {
+    const RowSources<T, F, Real, Dim> src{s, v, f, i, xi};
+    for (Index k = 0; k < m; ++k) {
+      const auto sj = src[k];
+      Vec<Real, Dim> dr;
+      for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - sj.x[d];
+      const Real r2 = norm2(dr);
+      if (r2 < r2max) pair(sj.j, dr, r2);
+    }
+  } else {
+    s.for_each_candidate(i, xi, r2max, pair);
+  }
+  return acc;
+}
+
+/// out[i] = init (before the half-list kernel adds into it).
+template <class F, class Real, int Dim>
+struct ListInit {
+  using T = FunctorTraits<F, Real, Dim>;
+  F f;                      ///< the functor
+  typename T::Accum* out;   ///< one accumulator per slot
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    out[i] = T::init(f);
+  }
+};
+
+/// Half list on GPU-like backends: one thread per target, both sides of each pair added with atomics.
+template <class F, class Real, int Dim>
+struct ListInteractHalf {
+  using T = FunctorTraits<F, Real, Dim>;
+  ListShape<Real, Dim> s;   ///< the list
+  GridView<Real, Dim> v;    ///< the grid
+  F f;                      ///< the functor
+  typename T::Accum* out;   ///< one accumulator per slot, holding init
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    const Index i = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
+    if (i >= s.n) return;
+    const auto acc = half_row<T>(s, v, f, i, [&](Index j, const typename T::Accum& aj) {
+      atomic_add_accum<T>(b, out + j, aj);
+    });
+    atomic_add_accum<T>(b, out + i, acc);
+  }
+};
+
+}  // namespace cellint::detail

@@ -1,0 +1,459 @@
+#pragma once
+/// @file
+/// NeighborList: Verlet lists with a skin over a CellGrid's slots, rebuilt on the backend when a particle has moved
+/// more than half the skin, and interact() over them.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cellint/backend/buffer.hpp"
+#include "cellint/backend/detail/parallel_for.hpp"
+#include "cellint/core/error.hpp"
+#include "cellint/grid/cell_grid.hpp"
+#include "cellint/lists/detail/kernels.hpp"
+#include "cellint/strategies/strategy.hpp"
+
+namespace cellint {
+
+/// Where entry k of row i is stored.
+enum class ListLayout {
+  Auto,     ///< Columns on GPU-like backends, Rows on the Host backend
+  Rows,     ///< i * capacity + k: a row is contiguous (one CPU thread walks it)
+  Columns,  ///< k * stride + i: entry k of neighbouring targets is contiguous (one GPU thread per target, coalesced)
+};
+
+/// How a NeighborList is kept. The defaults check the displacements at every update(), like LAMMPS's
+/// `neigh_modify every 1 delay 0 check yes`.
+struct ListOptions {
+  bool half = false;   ///< each pair once (Newton's third law): needs the functor's symmetric() and an addable Accum
+  int every = 1;       ///< look at the displacements (or rebuild, without `check`) only at every k-th update()
+  bool check = true;   ///< false: rebuild at every k-th update() unconditionally (LAMMPS `check no`)
+  Index capacity = 0;  ///< row entries to start with (0: estimated from the density); rows grow when one overflows
+  ListLayout layout = ListLayout::Auto;  ///< row layout
+};
+
+/// What check() found.
+struct ListStats {
+  long builds = 0;                 ///< rebuilds since the list was made (the first build included)
+  long updates = 0;                ///< update() calls so far
+  Index longest = 0;               ///< the longest row of the rebuilds since the previous check()
+  Index capacity = 0;              ///< row entries now
+  bool grew = false;               ///< a row overflowed: the rows grew and the list was rebuilt
+  std::vector<long> rebuilt_at;    ///< update numbers of the rebuilds since the previous check() (the last 4096)
+};
+
+/// A Verlet neighbour list of the particles of a CellGrid: row i holds the slots j within cutoff + skin of slot i
+/// (every j != i, or with ListOptions::half only j > i), found through a cell grid of its own whose cells are at least
+/// cutoff + skin wide. interact(list, grid, f, out) then evaluates the pairs within the cutoff from the rows; the rows
+/// stay valid while no particle moves more than skin / 2, which update() checks on the backend.
+///
+/// A time step calls update(grid) after moving the positions (grid.positions(d), in place) and then interact():
+///  - update() issues the displacement check and the four rebuild kernels; the rebuild kernels return at once unless
+///    the check asked for a rebuild. Nothing waits for the device: a step needs no host round trip.
+///  - A row longer than the capacity is never cut short in effect: interact() scans the list's cells for that target
+///    instead (correct, slower), and check() - which waits for the device - grows the rows and rebuilds. Call check()
+///    when the host looks at results anyway (thermo output), or every few hundred steps.
+///  - grid.rebuild() permutes the slots; the next update() then rebuilds the list at once (on the host's side: the
+///    re-binning already synchronised). interact() over a list older than the grid's binning throws.
+///
+/// Positions may leave the box between grid rebuilds (periodic axes wrap in the list's cells and pairs use the minimum
+/// image); a non-finite position is reported by check() and by grid.rebuild().
+///
+/// @tparam Backend Host, Emulated, Cuda or Hip; @tparam Real float or double; @tparam Dim 2 or 3
+template <class Backend, class Real, int Dim>
+class NeighborList {
+ public:
+  using Grid = CellGrid<Backend, Real, Dim>;  ///< the grid whose slots the rows hold
+
+  /// A list of the pairs within grid.cutoff() + `skin`, built now.
+  /// @throws InvalidArgument for a negative or non-finite skin, an unbuilt grid, or a periodic axis with room for fewer
+  ///         than 3 cells of width cutoff + skin (enlarge the box or reduce the skin)
+  NeighborList(const Grid& grid, Real skin, const ListOptions& o = {})
+      : skin_(skin), opts_(o), geo_(list_geometry(grid, skin)) {
+    CELLINT_EXPECTS(o.every >= 1, "cellint::NeighborList: ListOptions::every must be >= 1, got ", o.every);
+    CELLINT_EXPECTS(o.capacity >= 0, "cellint::NeighborList: ListOptions::capacity must be >= 0, got ", o.capacity);
+    columns_ = o.layout == ListLayout::Columns || (o.layout == ListLayout::Auto && Backend::is_gpu_like);
+    const auto nc = static_cast<std::size_t>(geo_.cell_count());
+    count_.resize(nc + 1);
+    start_.resize(nc + 1);
+    count_.fill_bytes(0, grid.stream());
+    ctrl_.resize(detail::ListWord::count);
+    log_.resize(log_size);
+    reset_control(grid);
+    build(grid);
+  }
+
+  /// Rebuilds the rows now from the grid's current positions (waits for the device once; grows the rows if needed).
+  /// @throws NonFinitePosition naming a particle whose position is not finite
+  void build(const Grid& grid) {
+    CELLINT_EXPECTS(grid.built(), "cellint::NeighborList::build: the grid holds no binned particles; call "
+                    "grid.build() first");
+    CELLINT_EXPECTS(grid.geometry().cutoff == geo_.cutoff && same_box(grid.geometry().box),
+                    "cellint::NeighborList::build: the grid's box or cutoff differ from the ones the list was made "
+                    "for; make a new list for this grid");
+    if (grid.size() != n_) resize(grid.size());
+    grid_serial_ = grid.serial();
+    grid_binning_ = grid.binning_count();
+    if (capacity_ == 0) capacity_ = initial_capacity(grid.size());
+    allocate_rows();
+    for (;;) {
+      set_longest(grid, 0);
+      detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
+      enqueue_rebuild(grid);
+      const Index longest = read_longest(grid);
+      if (longest <= capacity_) break;
+      capacity_ = grown(longest);
+      allocate_rows();
+      grew_ = true;
+    }
+  }
+
+  /// One step's list maintenance, issued without waiting for the device: checks the displacements since the last
+  /// rebuild (every ListOptions::every calls) and rebuilds on the backend when a particle moved more than skin / 2.
+  /// After grid.rebuild() or grid.build() it rebuilds at once.
+  void update(const Grid& grid) {
+    ++updates_;
+    if (stale(grid)) {
+      build(grid);
+      return;
+    }
+    if (updates_ % opts_.every != 0) return;
+    const auto s = shape(grid);
+    if (opts_.check) {
+      detail::ListMoved<Real, Dim> k{{}, {}, Real(0.25) * skin_ * skin_, ctrl_.data()};
+      for (int d = 0; d < Dim; ++d) {
+        k.pos[d] = s.pos[d];
+        k.ref[d] = s.ref[d];
+      }
+      detail::parallel_for<Backend>(n_, k, grid.stream());
+    } else {
+      detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
+    }
+    enqueue_rebuild(grid);
+  }
+
+  /// Waits for the device and reports: rebuilds, the longest row, and the rebuilds' update numbers since the last
+  /// check(). A row that overflowed makes the rows grow (capacity from the longest row found, plus room) and the list
+  /// is rebuilt.
+  /// @throws NonFinitePosition naming a particle whose position is not finite
+  ListStats check(const Grid& grid) {
+    unsigned w[detail::ListWord::count];
+    ctrl_.download(w, grid.stream());
+    report_bad(grid, w[detail::ListWord::bad]);
+    ListStats st;
+    st.longest = static_cast<Index>(w[detail::ListWord::longest]);
+    const long builds = static_cast<long>(w[detail::ListWord::builds]);
+    std::vector<Index> log(static_cast<std::size_t>(log_size));
+    log_.download(log.data(), grid.stream());
+    for (long b = std::max(logged_, builds - log_size); b < builds; ++b)
+      st.rebuilt_at.push_back(static_cast<long>(log[static_cast<std::size_t>(b % log_size)]));
+    logged_ = builds;
+    set_longest(grid, 0);
+    if (st.longest > capacity_ && !stale(grid)) {
+      build(grid);  // grows the rows
+      st.longest = std::max(st.longest, capacity_);
+    }
+    st.grew = grew_;
+    grew_ = false;
+    ctrl_.download(w, grid.stream());
+    st.builds = static_cast<long>(w[detail::ListWord::builds]);
+    st.updates = updates_;
+    st.capacity = capacity_;
+    return st;
+  }
+
+  /// The interaction cutoff (the grid's).
+  Real cutoff() const { return geo_.cutoff; }
+  /// The skin: rows hold the pairs within cutoff() + skin().
+  Real skin() const { return skin_; }
+  /// Whether each pair is stored once.
+  bool half() const { return opts_.half; }
+  /// Row entries.
+  Index capacity() const { return capacity_; }
+  /// Particles (rows).
+  Index size() const { return n_; }
+  /// The options the list was made with.
+  const ListOptions& options() const { return opts_; }
+  /// The list's cells (width >= cutoff + skin).
+  const GridGeometry<Real, Dim>& geometry() const { return geo_; }
+  /// Whether the grid was re-binned (or is another grid) since the last build: its slots are not the rows' slots.
+  bool stale(const Grid& grid) const {
+    return grid.serial() != grid_serial_ || grid.binning_count() != grid_binning_ || grid.size() != n_;
+  }
+
+  /// The rows on the host (slot -> neighbour slots, in stored order), for inspection and tests. Waits for the device.
+  std::vector<std::vector<Index>> rows(const Grid& grid) const {
+    expect_current(grid, "rows");
+    std::vector<Index> len(static_cast<std::size_t>(n_)), nbr(nbr_.size());
+    if (n_) {
+      len_.download(len.data(), grid.stream());
+      nbr_.download(nbr.data(), grid.stream());
+    }
+    const auto s = shape(grid);
+    std::vector<std::vector<Index>> r(static_cast<std::size_t>(n_));
+    for (Index i = 0; i < n_; ++i)
+      for (Index k = 0; k < std::min(len[static_cast<std::size_t>(i)], capacity_); ++k)
+        r[static_cast<std::size_t>(i)].push_back(nbr[s.at(i, k)]);
+    return r;
+  }
+  /// The row lengths as found by the last rebuild (a length above capacity() marks a row that overflowed).
+  std::vector<Index> row_lengths(const Grid& grid) const {
+    expect_current(grid, "row_lengths");
+    std::vector<Index> len(static_cast<std::size_t>(n_));
+    if (n_) len_.download(len.data(), grid.stream());
+    return len;
+  }
+
+  /// What the kernels see, with the grid's current positions.
+  detail::ListShape<Real, Dim> shape(const Grid& grid) const {
+    detail::ListShape<Real, Dim> s{};
+    s.geo = geo_;
+    const Real reach = geo_.cutoff + skin_;
+    s.reach2 = reach * reach;
+    for (int d = 0; d < Dim; ++d) s.inv_len[d] = Real(1) / geo_.box.lengths[d];
+    s.n = n_;
+    s.capacity = capacity_;
+    s.stride = columns_ ? padded(n_) : 0;
+    s.half = opts_.half;
+    s.nbr = const_cast<Index*>(nbr_.data());
+    s.len = const_cast<Index*>(len_.data());
+    s.cell_of = const_cast<std::uint32_t*>(cell_of_.data());
+    s.rank = const_cast<std::uint32_t*>(rank_.data());
+    s.count = const_cast<std::uint32_t*>(count_.data());
+    s.start = const_cast<std::uint32_t*>(start_.data());
+    s.ids = const_cast<Index*>(ids_.data());
+    for (int d = 0; d < Dim; ++d) {
+      s.pos[d] = grid.positions(d);
+      s.ref[d] = const_cast<Real*>(ref_[d].data());
+    }
+    s.ctrl = const_cast<unsigned*>(ctrl_.data());
+    s.log = const_cast<Index*>(log_.data());
+    s.log_size = log_size;
+    return s;
+  }
+  /// Throws unless the rows belong to the grid's current binning.
+  void expect_current(const Grid& grid, const char* who) const {
+    CELLINT_EXPECTS(!stale(grid), "cellint::", who, ": the neighbour list was built for ",
+                    grid.serial() != grid_serial_ ? "another grid" : "an older binning of this grid (build() or "
+                    "rebuild() permuted the slots since)", "; call list.update(grid) or list.build(grid) first");
+  }
+
+ private:
+  static constexpr Index log_size = 4096;
+
+  static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin) {
+    CELLINT_EXPECTS(std::isfinite(skin) && skin >= 0, "cellint::NeighborList: the skin must be >= 0 and finite, got ",
+                    skin);
+    CELLINT_EXPECTS(grid.built(), "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
+                    "first");
+    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
+  }
+  bool same_box(const Box<Real, Dim>& b) const {
+    for (int d = 0; d < Dim; ++d)
+      if (b.origin[d] != geo_.box.origin[d] || b.lengths[d] != geo_.box.lengths[d] ||
+          b.periodic[d] != geo_.box.periodic[d])
+        return false;
+    return true;
+  }
+  static Index padded(Index n) { return (n + 31) / 32 * 32; }
+  // Neighbours expected within cutoff + skin at the mean density, with room for fluctuations.
+  Index initial_capacity(Index n) const {
+    double volume = 1;
+    for (int d = 0; d < Dim; ++d) volume *= static_cast<double>(geo_.box.lengths[d]);
+    const double reach = static_cast<double>(geo_.cutoff) + static_cast<double>(skin_);
+    const double ball = Dim == 3 ? 4.18879020478639 * reach * reach * reach : 3.14159265358979 * reach * reach;
+    const double mean = static_cast<double>(n) / volume * ball * (opts_.half ? 0.5 : 1.0);
+    return opts_.capacity > 0 ? opts_.capacity : round8(1.2 * mean + 8);
+  }
+  static Index round8(double x) { return static_cast<Index>(std::min(2.0e9, std::ceil(x / 8) * 8)); }
+  static Index grown(Index longest) { return round8(1.15 * longest + 8); }
+
+  void resize(Index n) {
+    n_ = n;
+    const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
+    len_.resize(m);
+    cell_of_.resize(m);
+    rank_.resize(m);
+    ids_.resize(m);
+    for (auto& r : ref_) r.resize(m);
+  }
+  void allocate_rows() {
+    const std::size_t rows = columns_ ? static_cast<std::size_t>(padded(n_)) : static_cast<std::size_t>(n_);
+    const std::size_t want = std::max<std::size_t>(1, rows * static_cast<std::size_t>(capacity_));
+    nbr_.resize(want);
+  }
+  void set_longest(const Grid& grid, unsigned v) {
+    Backend::copy(ctrl_.data() + detail::ListWord::longest, &v, sizeof v, CopyKind::HostToDevice, grid.stream());
+  }
+  void reset_control(const Grid& grid) {
+    unsigned w[detail::ListWord::count] = {};
+    w[detail::ListWord::bad] = static_cast<unsigned>(INT_MAX);
+    ctrl_.upload(w, grid.stream());
+  }
+  Index read_longest(const Grid& grid) {
+    unsigned w[detail::ListWord::count];
+    ctrl_.download(w, grid.stream());
+    report_bad(grid, w[detail::ListWord::bad]);
+    return static_cast<Index>(w[detail::ListWord::longest]);
+  }
+  void report_bad(const Grid& grid, unsigned bad) {
+    if (bad == static_cast<unsigned>(INT_MAX)) return;
+    reset_control(grid);
+    Index id = static_cast<Index>(bad);
+    Real x[Dim];
+    for (int d = 0; d < Dim; ++d)
+      Backend::copy(&x[d], grid.positions(d) + bad, sizeof(Real), CopyKind::DeviceToHost, grid.stream());
+    Backend::copy(&id, grid.original_index() + bad, sizeof(Index), CopyKind::DeviceToHost, grid.stream());
+    std::string where = detail::cat("cellint::NeighborList: particle ", id, " (slot ", bad, ") is at (");
+    for (int d = 0; d < Dim; ++d) where += detail::cat(d ? ", " : "", x[d]);
+    throw NonFinitePosition(where + "): a coordinate is not finite; in a simulation this usually means the time "
+                            "step is too large");
+  }
+
+  // The rebuild sequence: each kernel returns at once unless a rebuild was requested.
+  void enqueue_rebuild(const Grid& grid) {
+    if (!n_) return;
+    const auto s = shape(grid);
+    const auto stream = grid.stream();
+    detail::parallel_for<Backend>(n_, detail::ListBinCount<Real, Dim>{s}, stream);
+    scan_cells(s, stream);
+    detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
+    // a row costs about 3^Dim cells of candidates
+    detail::parallel_for<Backend>(n_, detail::ListBuildRows<Real, Dim>{s}, stream, 64);
+  }
+  void scan_cells(const detail::ListShape<Real, Dim>& s, typename Backend::Stream stream) {
+    if constexpr (Backend::is_gpu_like) {
+      const unsigned threads = Backend::device_memory ? 1024 : 64;  // (the Emulated backend: fewer, cheaper threads)
+      Backend::launch(LaunchShape{1, threads, sizeof(unsigned) * (threads + 1)},
+                      detail::ListScanCells<Real, Dim>{s, static_cast<Index>(updates_)}, stream);
+    } else {  // host memory: the same steps on the calling thread
+      unsigned* w = s.ctrl;
+      const unsigned go = w[detail::ListWord::request];
+      w[detail::ListWord::active] = go;
+      w[detail::ListWord::request] = 0;
+      if (!go) return;
+      s.log[w[detail::ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(updates_);
+      const Index cells = geo_.cell_count();
+      unsigned run = 0;
+      for (Index c = 0; c < cells; ++c) {
+        s.start[c] = run;
+        run += s.count[c];
+        s.count[c] = 0;
+      }
+      s.start[cells] = run;
+    }
+  }
+
+  Real skin_;
+  ListOptions opts_;
+  GridGeometry<Real, Dim> geo_;
+  bool columns_ = true;
+  Index n_ = 0;
+  Index capacity_ = 0;
+  bool grew_ = false;
+  long updates_ = 0;
+  long logged_ = 0;
+  std::uint32_t grid_serial_ = 0;
+  std::uint64_t grid_binning_ = 0;
+  Buffer<Backend, Index> nbr_, len_, ids_, log_;
+  Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_;
+  Buffer<Backend, unsigned> ctrl_;
+  Buffer<Backend, Real> ref_[Dim];
+};
+
+namespace detail {
+/// Host half list: each thread walks a contiguous range of rows into its own accumulators (slot 0's into `out`), then
+/// the copies are added: no atomics, no colouring.
+template <class B, class R, int D, class F>
+void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& f,
+                    typename FunctorTraits<F, R, D>::Accum* out) {
+  using T = FunctorTraits<F, R, D>;
+  using Accum = typename T::Accum;
+  const Index n = s.n;
+  const int threads = host_threads_for(static_cast<long long>(n) * 16, host_min_work);
+  std::vector<Accum> extra(static_cast<std::size_t>(threads - 1) * static_cast<std::size_t>(n));
+  host_loop(threads, 1, threads, [&](Index t) {
+    Accum* o = t == 0 ? out : extra.data() + static_cast<std::size_t>(t - 1) * static_cast<std::size_t>(n);
+    for (Index i = 0; i < n; ++i) o[i] = t == 0 ? T::init(f) : Accum{};
+    const Index lo = static_cast<Index>(static_cast<long long>(n) * t / threads);
+    const Index hi = static_cast<Index>(static_cast<long long>(n) * (t + 1) / threads);
+    for (Index i = lo; i < hi; ++i) {
+      const Accum acc = half_row<T>(s, v, f, i, [&](Index j, const Accum& aj) { add_accum<T>(o + j, aj); });
+      add_accum<T>(o + i, acc);
+    }
+  });
+  if (threads > 1)
+    host_loop(n, 4096, threads, [&](Index i) {
+      for (int t = 1; t < threads; ++t) add_accum<T>(out + i, extra[static_cast<std::size_t>(t - 1) * n + i]);
+    });
+}
+}  // namespace detail
+
+/// For every particle t of `grid`, the functor's accumulation over the pairs of the list within the cutoff, into
+/// out[t] (sorted slot order, as interact(grid, f, out)). Same functor contract; a half list needs `symmetric()` and an
+/// Accum that is an array of one scalar type (`using AccumScalar = ...;`, or an arithmetic Accum). A functor without
+/// a cutoff test (`cutoff_test = false`) is called for every pair of the rows (within cutoff + skin).
+/// @throws InvalidArgument when the list does not belong to the grid's current binning (call list.update(grid)), or
+///         for an Attribute handle in `f` that does not belong to the grid
+/// @throws Unsupported for a half list and a functor without symmetric() or an addable Accum
+template <class B, class R, int D, class F>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                typename FunctorTraits<F, R, D>::Accum* out) {
+  using T = FunctorTraits<F, R, D>;
+  list.expect_current(grid, "interact");
+  grid.check_functor_attributes(f);
+  Report rep;
+  const Index n = grid.size();
+  if (!n) return rep;
+  const auto s = list.shape(grid);
+  const GridView<R, D> v = grid.view();
+  if (list.half()) {
+    if constexpr (T::symmetric && T::addable) {
+      static_assert(sizeof(typename T::Accum) % sizeof(typename T::AccumScalar) == 0,
+                    "cellint: the Accum's size is not a multiple of AccumScalar's");
+      if constexpr (B::is_gpu_like) {
+        detail::parallel_for<B>(n, detail::ListInit<F, R, D>{f, out}, grid.stream());
+        rep.shape = LaunchShape{static_cast<unsigned>((n + 127) / 128), 128, 0};
+        B::launch(rep.shape, detail::ListInteractHalf<F, R, D>{s, v, f, out}, grid.stream());
+      } else {
+        detail::host_half_list<B>(s, v, f, out);
+      }
+    } else {
+      throw Unsupported(T::symmetric ? "cellint::interact: a half neighbour list adds both sides of a pair into "
+                                       "accumulators: declare `using AccumScalar = float;` (or double) in the functor "
+                                       "when its Accum is an array of that scalar, or use a full list"
+                                     : "cellint::interact: a half neighbour list needs the functor's symmetric() "
+                                       "(Newton's third law) form; add it or use a full list");
+    }
+  } else if constexpr (B::is_gpu_like) {
+    rep.shape = LaunchShape{static_cast<unsigned>((n + 127) / 128), 128, 0};
+    B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out}, grid.stream());
+  } else {
+    const int threads = detail::host_threads_for(static_cast<long long>(n) * 16, detail::host_min_work);
+    detail::host_loop(n, 256, threads, [&](Index i) { out[i] = detail::row_accumulate<T>(s, v, f, i); });
+  }
+  return rep;
+}
+
+/// interact() over a list into a backend Buffer of at least grid.size() elements (checked).
+template <class B, class R, int D, class F>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out) {
+  detail::expect_room(out.size(), grid.size(), "interact", "the output buffer");
+  return interact(list, grid, f, out.data());
+}
+
+/// interact() over a list into a host vector of at least grid.size() elements (checked; Host and Emulated).
+template <class B, class R, int D, class F>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                std::vector<typename FunctorTraits<F, R, D>::Accum>& out) {
+  static_assert(!B::device_memory, "cellint::interact(std::vector): this backend computes in device memory; "
+                "pass a cellint::Buffer (or a device pointer)");
+  detail::expect_room(out.size(), grid.size(), "interact", "the output vector");
+  return interact(list, grid, f, out.data());
+}
+
+}  // namespace cellint

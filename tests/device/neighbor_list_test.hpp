@@ -1,0 +1,311 @@
+// Neighbour lists: the rows against a double-precision all-pairs oracle (every pair within the cutoff present, each
+// pair once in half lists, nothing beyond cutoff + skin), interaction over the rows against the oracle before and
+// after the particles move, the rebuild trigger, overflow growth, and bad input.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cellint/lists/neighbor_list.hpp"
+#include "cellint/potentials/counting.hpp"
+#include "support/device_backend.hpp"
+#include "support/oracle.hpp"
+
+namespace {
+namespace neighbor_list_test {
+using namespace cellint;
+using namespace cellint::test;
+using B = CELLINT_TEST_BACKEND;
+
+/// The grid's positions in slot order, on the host.
+template <class Real, int Dim>
+Positions<Real, Dim> sorted_positions(const CellGrid<B, Real, Dim>& g) {
+  Positions<Real, Dim> p;
+  for (int d = 0; d < Dim; ++d) {
+    p[d].resize(static_cast<std::size_t>(g.size()));
+    if (g.size()) B::copy(p[d].data(), g.positions(d), sizeof(Real) * p[d].size(), CopyKind::DeviceToHost);
+  }
+  return p;
+}
+/// Writes slot-order positions back into the grid (as an integrator would, without re-binning).
+template <class Real, int Dim>
+void set_positions(CellGrid<B, Real, Dim>& g, const typename identity<Positions<Real, Dim>>::type& p) {
+  for (int d = 0; d < Dim; ++d)
+    if (g.size()) B::copy(g.positions(d), p[d].data(), sizeof(Real) * p[d].size(), CopyKind::HostToDevice);
+  B::synchronize();
+}
+/// Squared minimum-image distance in double.
+template <class Real, int Dim>
+double dist2(const Box<Real, Dim>& box, const typename identity<Positions<Real, Dim>>::type& p, Index i, Index j) {
+  double r2 = 0;
+  for (int d = 0; d < Dim; ++d) {
+    double dx = double(p[d][i]) - double(p[d][j]);
+    if (box.periodic[d]) dx -= box.lengths[d] * std::nearbyint(dx / box.lengths[d]);
+    r2 += dx * dx;
+  }
+  return r2;
+}
+
+template <class Real, int Dim>
+Box<Real, Dim> make_box(int cells, bool periodic) {
+  Box<Real, Dim> box;
+  for (int d = 0; d < Dim; ++d) {
+    box.origin[d] = Real(-0.25) * d;
+    box.lengths[d] = static_cast<Real>(cells) * Real(1.5) + Real(0.5) * d;
+    box.periodic[d] = periodic;
+  }
+  return box;
+}
+
+/// Rows against the oracle: complete within the cutoff, nothing beyond cutoff + skin, no self, no duplicate, and in a
+/// half list each pair in exactly one row (the lower slot's).
+template <class Real, int Dim>
+void check_rows(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim>& list) {
+  const auto rows = list.rows(g);
+  const auto len = list.row_lengths(g);
+  const auto p = sorted_positions(g);
+  const Index n = g.size();
+  const auto& box = g.geometry().box;
+  const double rc = g.cutoff(), reach = rc + list.skin();
+  const double eps = sizeof(Real) == 4 ? 1e-5 : 1e-12;
+  int bad = 0;
+  for (Index i = 0; i < n && bad < 5; ++i) {
+    const auto& r = rows[static_cast<std::size_t>(i)];
+    if (static_cast<Index>(r.size()) != len[static_cast<std::size_t>(i)]) {
+      ++bad;
+      UNSCOPED_INFO("row " << i << " stores " << r.size() << " entries, length " << len[static_cast<std::size_t>(i)]);
+    }
+    std::set<Index> have(r.begin(), r.end());
+    if (have.size() != r.size() || have.count(i)) {
+      ++bad;
+      UNSCOPED_INFO("row " << i << " has a duplicate or itself");
+    }
+    for (Index j : r) {
+      if ((list.half() && j < i) || dist2(box, p, i, j) >= reach * reach * (1 + eps)) {
+        ++bad;
+        UNSCOPED_INFO("row " << i << " holds " << j << " at distance " << std::sqrt(dist2(box, p, i, j)));
+      }
+    }
+    for (Index j = 0; j < n; ++j) {
+      if (j == i || dist2(box, p, i, j) >= rc * rc * (1 - eps)) continue;
+      const bool want = !list.half() || j > i;
+      if (want && !have.count(j)) {
+        ++bad;
+        UNSCOPED_INFO("row " << i << " misses " << j << " at distance " << std::sqrt(dist2(box, p, i, j)));
+      }
+    }
+  }
+  CHECK(bad == 0);
+}
+
+/// Interaction over the list against the oracle at the grid's current positions.
+template <class Real, int Dim>
+void check_interaction(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim>& list,
+                       const Attribute<Real>& charge_handle, const std::vector<Real>& charge_user) {
+  using F = Probe<Real, Dim>;
+  const F f{g.cutoff() * g.cutoff(), false, charge_handle};
+  Buffer<B, typename F::Accum> out(static_cast<std::size_t>(std::max<Index>(g.size(), 1)));
+  interact(list, g, f, out.data());
+  const auto got = g.to_user_order(out.data());
+  // the oracle at the current positions, in the user's order
+  const auto sorted = sorted_positions(g);
+  std::vector<Index> orig(static_cast<std::size_t>(g.size()));
+  if (g.size()) B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
+  Positions<Real, Dim> user;
+  for (int d = 0; d < Dim; ++d) {
+    user[d].resize(orig.size());
+    for (std::size_t s = 0; s < orig.size(); ++s) user[d][static_cast<std::size_t>(orig[s])] = sorted[d][s];
+  }
+  double max_abs = 0;
+  for (int d = 0; d < Dim; ++d)
+    for (Real x : user[d]) max_abs = std::max(max_abs, std::abs(double(x)));
+  const auto ref = reference<Real, Dim>(g.geometry().box, g.cutoff(), user, charge_user, 1e-5, 1,
+                                        position_eps<Real>(max_abs + 2 * g.geometry().box.lengths[0]));
+  const std::string err = compare(got, ref, 4 * tolerance<Real>());
+  INFO(err);
+  CHECK(err.empty());
+}
+
+/// Moves every particle by a random vector of length below `max_step` (slot order, in place).
+template <class Real, int Dim>
+void jiggle(CellGrid<B, Real, Dim>& g, double max_step, std::uint64_t seed) {
+  auto p = sorted_positions(g);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const double per_axis = max_step / std::sqrt(double(Dim));
+  const auto& box = g.geometry().box;
+  for (std::size_t i = 0; i < p[0].size(); ++i)
+    for (int d = 0; d < Dim; ++d) {
+      double x = double(p[d][i]) + per_axis * u(rng);
+      if (!box.periodic[d]) x = std::min(std::max(x, double(box.origin[d])), double(box.origin[d] + box.lengths[d]));
+      p[d][i] = static_cast<Real>(x);
+    }
+  set_positions(g, p);
+}
+
+template <class Real, int Dim>
+void check_case(int cells, double ppc, Distribution dist, bool periodic, bool half) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << ", " << cells << " cells/axis, " << ppc
+           << " per cell, " << to_string(dist) << (periodic ? ", periodic" : ", open") << (half ? ", half" : ", full")
+           << " list, seed " << seed);
+  const Real rc = 1, skin = Real(0.3);
+  CellGrid<B, Real, Dim> g(make_box<Real, Dim>(cells, periodic), rc);
+  g.build(make_positions(g.geometry(), ppc, dist, seed));
+  std::vector<Real> q(static_cast<std::size_t>(g.size()));
+  std::mt19937_64 rng(seed ^ 0xC4A9);
+  for (Real& v : q) v = static_cast<Real>(std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+  const auto charge = g.attach(q);
+  ListOptions o;
+  o.half = half;
+  NeighborList<B, Real, Dim> list(g, skin, o);
+  check_rows(g, list);
+  check_interaction(g, list, charge, q);
+
+  // moves below skin / 2: no rebuild, the rows still serve the cutoff
+  const long builds0 = list.check(g).builds;
+  jiggle(g, 0.49 * skin, seed + 1);
+  list.update(g);
+  CHECK(list.check(g).builds == builds0);
+  check_interaction(g, list, charge, q);
+
+  // a further move past skin / 2 (from the last build): rebuilt on the backend
+  jiggle(g, 0.5 * skin, seed + 2);
+  list.update(g);
+  const ListStats st = list.check(g);
+  check_interaction(g, list, charge, q);
+  if (st.builds > builds0) check_rows(g, list);
+}
+
+TEST_CASE("neighbour lists: rows and interaction against the oracle, before and after the particles move",
+          CELLINT_TEST_TAG "[lists]") {
+  for (bool half : {false, true})
+    for (bool periodic : {true, false}) {
+      check_case<float, 3>(4, 6, Distribution::Uniform, periodic, half);
+      check_case<double, 3>(3, 4, Distribution::Clustered, periodic, half);
+      check_case<float, 2>(6, 5, Distribution::OnFaces, periodic, half);
+      check_case<double, 2>(5, 3, Distribution::Clustered, periodic, half);
+    }
+}
+
+TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists]") {
+  const float rc = 1, skin = 0.4f;
+  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), rc);
+  g.build(make_positions(g.geometry(), 3, Distribution::Uniform, fresh_seed()));
+  NeighborList<B, float, 3> list(g, skin);
+  const long b0 = list.check(g).builds;  // 1, or 2 when the first rows grew
+  CHECK(b0 >= 1);
+  auto p = sorted_positions(g);
+  const float x0 = p[0][7];
+  p[0][7] = x0 + 0.49f * skin;  // below skin / 2
+  set_positions(g, p);
+  list.update(g);
+  CHECK(list.check(g).builds == b0);
+  p[0][7] = x0 + 0.51f * skin;  // past it
+  set_positions(g, p);
+  list.update(g);
+  ListStats st = list.check(g);
+  CHECK(st.builds == b0 + 1);
+  REQUIRE(st.rebuilt_at.size() == 1);
+  CHECK(st.rebuilt_at[0] == 2);  // the second update
+  list.update(g);
+  CHECK(list.check(g).builds == b0 + 1);  // measured from the new reference
+
+  // every 5, no check: rebuilt at updates 5 and 10 whatever moved
+  ListOptions o;
+  o.every = 5;
+  o.check = false;
+  NeighborList<B, float, 3> fixed(g, skin, o);
+  const long f0 = fixed.check(g).builds;
+  for (int k = 0; k < 10; ++k) fixed.update(g);
+  st = fixed.check(g);
+  CHECK(st.builds == f0 + 2);
+  CHECK(st.rebuilt_at == std::vector<long>{5, 10});
+
+  // grid.rebuild() permutes the slots: interact() refuses the old rows, update() rebuilds them
+  g.rebuild();
+  const NeighborCount<float, 3> count{};
+  Buffer<B, NeighborCount<float, 3>::Accum> out(static_cast<std::size_t>(g.size()));
+  CHECK_THROWS_WITH(interact(list, g, count, out), Catch::Contains("older binning"));
+  list.update(g);
+  CHECK_NOTHROW(interact(list, g, count, out));
+}
+
+TEST_CASE("neighbour lists: rows that overflow are served from the cells, then grow", CELLINT_TEST_TAG "[lists]") {
+  for (bool half : {false, true}) {
+    INFO((half ? "half" : "full"));
+    const std::uint64_t seed = fresh_seed();
+    const double rc = 1, skin = 0.3;
+    CellGrid<B, double, 3> g(make_box<double, 3>(5, true), rc);
+    g.build(make_positions(g.geometry(), 2, Distribution::Uniform, seed));
+    std::vector<double> q(static_cast<std::size_t>(g.size()), 1.0);
+    const auto charge = g.attach(q);
+    ListOptions o;
+    o.half = half;
+    o.capacity = 2;  // far too small: the first build grows at once
+    NeighborList<B, double, 3> list(g, skin, o);
+    CHECK(list.capacity() > 2);
+    const Index cap = list.capacity();
+    check_rows(g, list);
+    // squeeze every particle towards the box centre by 40 %: rows far longer than the capacity, rebuilt on the
+    // backend without the host looking
+    auto p = sorted_positions(g);
+    const auto& box = g.geometry().box;
+    for (int d = 0; d < 3; ++d)
+      for (double& x : p[d]) {
+        const double c = box.origin[d] + 0.5 * box.lengths[d];
+        x = c + 0.6 * (x - c);
+      }
+    set_positions(g, p);
+    list.update(g);
+    check_interaction(g, list, charge, q);  // overflowed rows scanned from the cells: still exact
+    const ListStats st = list.check(g);
+    CHECK(st.grew);
+    CHECK(st.longest > cap);
+    CHECK(list.capacity() >= st.longest);
+    check_rows(g, list);
+    check_interaction(g, list, charge, q);
+  }
+}
+
+/// A functor without symmetric().
+struct NoSym {
+  struct Accum {
+    float n;
+  };
+  CELLINT_HD void operator()(Accum& a, const NoPayload&, const NoPayload&, const Vec<float, 3>&, float) const {
+    a.n += 1;
+  }
+};
+
+TEST_CASE("neighbour lists: bad input", CELLINT_TEST_TAG "[lists]") {
+  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f);
+  g.build(make_positions(g.geometry(), 3, Distribution::Uniform, fresh_seed()));
+  using List = NeighborList<B, float, 3>;
+  CHECK_THROWS_WITH(List(g, -0.1f), Catch::Contains("skin"));
+  CHECK_THROWS_WITH(List(g, 3.0f), Catch::Contains("at least 3 cells"));
+  NeighborList<B, float, 3> list(g, 0.3f);
+  // a position that is not finite: the backend flags it, check() names the particle
+  auto p = sorted_positions(g);
+  p[1][5] = std::nanf("");
+  set_positions(g, p);
+  list.update(g);
+  CHECK_THROWS_AS(list.check(g), NonFinitePosition);
+  // half lists need symmetric() and an addable Accum
+  p = sorted_positions(g);
+  p[1][5] = 0.5f;
+  set_positions(g, p);
+  ListOptions o;
+  o.half = true;
+  NeighborList<B, float, 3> half(g, 0.3f, o);
+  Buffer<B, NoSym::Accum> out(static_cast<std::size_t>(g.size()));
+  CHECK_THROWS_AS(interact(half, g, NoSym{}, out), Unsupported);
+}
+
+}  // namespace neighbor_list_test
+}  // namespace

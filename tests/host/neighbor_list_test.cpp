@@ -1,0 +1,5 @@
+// The neighbour-list test (tests/device/neighbor_list_test.hpp) on the Host backend: row-major rows, host loops.
+#include "cellint/backend/host.hpp"
+#define CELLINT_TEST_BACKEND cellint::Host
+#define CELLINT_TEST_TAG "[host]"
+#include "device/neighbor_list_test.hpp"
