@@ -33,6 +33,13 @@ class Args {
     if (*end || v.empty()) fail(option_ + " expects an integer, got '" + v + "'");
     return static_cast<int>(r);
   }
+  /// The argument after the current option as yes/no (also true/false, 1/0).
+  bool yes_no() {
+    const std::string v = value();
+    if (v == "yes" || v == "true" || v == "1") return true;
+    if (v == "no" || v == "false" || v == "0") return false;
+    fail(option_ + " expects yes or no, got '" + v + "'");
+  }
   /// The argument after the current option as a number.
   double real() { return real_of(value()); }
   /// The argument after the current option as two numbers "L,H".

@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,8 +55,15 @@ struct Options {
   int steps = 100;            ///< time steps to run
   int thermo = 10;            ///< thermo output every N steps (0: first and last step only)
   bool shifted = false;       ///< shift the potential to 0 at r_c (LAMMPS lj/cut does not)
-  double skin = 0;            ///< 0: re-bin every step; > 0: cells of width r_c + skin, re-bin
-                              ///< only when an atom moved more than skin/2 since the last one
+  std::string list = "auto";  ///< none (cells every step) | full | half | auto (full on GPUs,
+                              ///< half on the CPU; none when a strategy is named)
+  double skin = -1;           ///< list: pairs within r_c + skin (default 0.3). No list: 0 (default)
+                              ///< re-bins every step, > 0 widens the cells to r_c + skin and
+                              ///< re-bins when an atom moved more than skin/2
+  int neigh_every = 1;        ///< list: look at the displacements every N steps (LAMMPS every)
+  bool neigh_check = true;    ///< list: false rebuilds every neigh_every steps (LAMMPS check no)
+  int sort_every = 1000;      ///< list: re-sort the atoms by cell every N steps (0: never)
+  bool breakdown = false;     ///< time each phase (waits for the device at every phase)
   std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
   std::string backend = "auto";      ///< host | cuda | emulated | auto
   std::string strategy = "auto";     ///< auto, or a strategy name (cellint::to_string)
@@ -82,7 +91,10 @@ struct Result {
   double loop_tuning_s = 0;         ///< part of it Auto spent timing strategies (new M_C bucket)
   double atom_steps_per_s = 0;      ///< atoms x steps / (loop_s - loop_tuning_s)
   double atom_steps_per_s_raw = 0;  ///< atoms x steps / loop_s
-  long rebuilds = 0;                ///< grid rebuilds in the loop
+  long rebuilds = 0;                ///< grid rebuilds (no list) or list rebuilds in the loop
+  long sorts = 0;                   ///< grid re-sorts in the loop (list mode)
+  std::vector<long> rebuild_steps;  ///< steps at which the list was rebuilt (list mode)
+  cellint::Index list_capacity = 0; ///< row entries of the list at the end
   std::string strategy;             ///< strategy of the last interact() call
   bool strategy_changed = false;    ///< Auto switched strategy during the run
   double tuning_s = 0;              ///< time Auto spent timing strategies in the setup
@@ -294,6 +306,14 @@ inline cellint::StrategyKind parse_strategy(const std::string& s) {
   throw std::invalid_argument("unknown strategy '" + s + "' (one of: " + cellint::strategy_names() + ")");
 }
 
+/// The neighbour-list mode a run uses: none, full or half.
+template <class Backend>
+std::string list_mode(const Options& o) {
+  if (o.list != "auto") return o.list;
+  if (o.strategy != "auto") return "none";  // a named cell strategy
+  return Backend::is_gpu_like ? "full" : "half";
+}
+
 /// An LJ system of `Real` positions (float or double) and `Acc` velocities, forces and energy
 /// sums on `Backend`.
 template <class Backend, class Real, class Acc>
@@ -302,6 +322,7 @@ class Simulation {
   using Grid = cellint::CellGrid<Backend, Real, 3>;
   using Potential = cellint::LennardJones<Real, 3, Acc>;
   using Accum = typename Potential::Accum;
+  using List = cellint::NeighborList<Backend, Real, 3>;
 
   /// Builds the lattice, bins it and attaches the velocities.
   explicit Simulation(const Options& o)
@@ -310,7 +331,8 @@ class Simulation {
         grid_(cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lattice_.box), true),
               static_cast<Real>(o.cutoff), grid_options(o)),
         lj_(Potential::make(Real(1), Real(1), static_cast<Real>(o.cutoff), o.shifted)),
-        strategy_(parse_strategy(o.strategy)) {
+        strategy_(parse_strategy(o.strategy)),
+        mode_(list_mode<Backend>(o)) {
     // [lj-setup]
     n_ = static_cast<Index>(lattice_.x[0].size());
     std::vector<Real> x[3];
@@ -325,8 +347,15 @@ class Simulation {
     partials_.resize(3 * (Index(1) << 16));
     totals_.resize(3 * 256);
     moved_.resize(1);
-    if (o_.skin > 0)
+    if (mode_ != "none") {
+      cellint::ListOptions lo;
+      lo.half = mode_ == "half";
+      lo.every = o_.neigh_every;
+      lo.check = o_.neigh_check;
+      list_ = std::make_unique<List>(grid_, static_cast<Real>(skin(o_)), lo);
+    } else if (o_.skin > 0) {
       for (auto& r : ref_) r.resize(static_cast<std::size_t>(n_));
+    }
     volume_ = lattice_.box * lattice_.box * lattice_.box;
   }
 
@@ -334,6 +363,12 @@ class Simulation {
   Index size() const { return n_; }
   /// The grid (geometry, sorted arrays).
   const Grid& grid() const { return grid_; }
+  /// none, full or half.
+  const std::string& mode() const { return mode_; }
+  /// The list skin of a run (0.3 by default), or the cell skin without a list.
+  static double skin(const Options& o) {
+    return o.skin >= 0 ? o.skin : list_mode<Backend>(o) != "none" ? 0.3 : 0.0;
+  }
 
   /// Runs o.steps steps with thermo output on stdout (and XYZ frames when asked).
   Result run() {
@@ -343,7 +378,8 @@ class Simulation {
     typename Backend::Timer t_int(grid_.stream()), t_neigh(grid_.stream()), t_pair(grid_.stream());
 
     // setup: forces of the initial configuration (Auto tunes here, outside the timed loop)
-    if (o_.skin > 0) save_reference();
+    if (!list_ && o_.skin > 0) save_reference();
+    const long builds0 = list_ ? list_->check(grid_).builds : 0;
     compute_forces();
     const double setup_tuning_s = tuning_s_;
     FILE* xyz = open_xyz();
@@ -356,34 +392,48 @@ class Simulation {
     const auto t0 = std::chrono::steady_clock::now();
     for (long step = 1; step <= o_.steps; ++step) {
       // [lj-step] one velocity-Verlet step (docs/lj.md quotes this block)
-      t_int.start();
+      const bool timed = o_.breakdown;  // per-phase timers wait for the device
+      if (timed) t_int.start();
       kick_drift();
-      t_int.stop();
-      res.integrate_s += 1e-3 * t_int.elapsed_ms();  // read before the timer is reused below
-
-      t_neigh.start();
-      if (needs_rebuild()) {
+      if (timed) {
+        t_int.stop();
+        res.integrate_s += 1e-3 * t_int.elapsed_ms();  // read before the timer is reused below
+        t_neigh.start();
+      }
+      if (list_) {
+        // the list decides on the device whether to rebuild; the host never waits for it
+        if (o_.sort_every > 0 && step % o_.sort_every == 0) {
+          grid_.rebuild();  // re-sorts by cell (locality); the list then rebuilds at once
+          ++res.sorts;
+        }
+        list_->update(grid_);
+      } else if (needs_rebuild()) {
         grid_.rebuild();  // re-bins positions; velocities (attributes) follow
         ++res.rebuilds;
         if (o_.skin > 0) save_reference();
       }
-      t_neigh.stop();
-
-      t_pair.start();
+      if (timed) {
+        t_neigh.stop();
+        t_pair.start();
+      }
       compute_forces();  // forces_[i] = sum over neighbours j of LJ(x_i - x_j)
-      t_pair.stop();
-
-      t_int.start();
+      if (timed) {
+        t_pair.stop();
+        t_int.start();
+      }
       kick();
-      t_int.stop();
       // [lj-step]
-      res.integrate_s += 1e-3 * t_int.elapsed_ms();
-      res.neigh_s += 1e-3 * t_neigh.elapsed_ms();
-      res.pair_s += 1e-3 * t_pair.elapsed_ms();
+      if (timed) {
+        t_int.stop();
+        res.integrate_s += 1e-3 * t_int.elapsed_ms();
+        res.neigh_s += 1e-3 * t_neigh.elapsed_ms();
+        res.pair_s += 1e-3 * t_pair.elapsed_ms();
+      }
 
       const auto o0 = std::chrono::steady_clock::now();
       const bool last = step == o_.steps;
       if (last || step == res.drift_from || (o_.thermo > 0 && step % o_.thermo == 0)) {
+        if (list_) look_at_list(res);
         record(res, step);
         if (step == res.drift_from) res.e_start = res.thermo.back().tot_eng;
         if (step > res.drift_from)
@@ -396,6 +446,11 @@ class Simulation {
     }
     Backend::synchronize(grid_.stream());
     res.loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (list_) {
+      look_at_list(res);
+      res.rebuilds = list_->check(grid_).builds - builds0;
+      res.list_capacity = list_->capacity();
+    }
     if (xyz) std::fclose(xyz);
 
     // Auto's timing runs are a one-off cost (once per grid shape and M_C power of two); the
@@ -410,7 +465,7 @@ class Simulation {
     res.e_end = res.thermo.back().tot_eng;
     res.drift = std::fabs(res.e_end - res.e_start);
     res.max_per_cell_end = grid_.max_per_cell();
-    res.strategy = cellint::to_string(last_strategy_);
+    res.strategy = list_ ? "verlet-list-" + mode_ : cellint::to_string(last_strategy_);
     res.strategy_changed = strategy_changed_;
     return res;
   }
@@ -444,8 +499,18 @@ class Simulation {
     cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
   }
 
+  // Collects the list's rebuild steps (waits for the device: thermo steps only).
+  void look_at_list(Result& res) {
+    const cellint::ListStats st = list_->check(grid_);
+    for (long u : st.rebuilt_at) res.rebuild_steps.push_back(u);
+  }
+
   // [lj-forces]
   void compute_forces() {
+    if (list_) {
+      cellint::interact(*list_, grid_, lj_, forces_.data());
+      return;
+    }
     const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
                                     ? cellint::interact(grid_, lj_, forces_.data())
                                     : cellint::interact_with(strategy_, grid_, lj_, forces_.data());
@@ -565,6 +630,8 @@ class Simulation {
   Grid grid_;
   Potential lj_;
   cellint::StrategyKind strategy_;
+  std::string mode_;
+  std::unique_ptr<List> list_;
   Index n_ = 0;
   cellint::Attribute<Acc> vel_[3];
   cellint::Buffer<Backend, Accum> forces_;
@@ -606,7 +673,27 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
                static_cast<double>(geo.box.lengths[0]), geo.cells[0], geo.cells[1], geo.cells[2],
                o.cutoff, o.shifted ? "true" : "false");
   std::fprintf(f, "  \"skin\": %.10g,\n  \"dt\": %.10g,\n  \"steps\": %d,\n  \"seed\": %d,\n",
-               o.skin, o.dt, o.steps, o.seed);
+               Simulation<Backend, Real, Acc>::skin(o), o.dt, o.steps, o.seed);
+  const std::string mode = list_mode<Backend>(o);
+  std::fprintf(f, "  \"list\": \"%s\",\n", mode.c_str());
+  if (mode != "none") {
+    std::map<long, long> hist;  // rebuild interval (steps) -> how often
+    long prev = 0;
+    for (long s : r.rebuild_steps) {
+      ++hist[s - prev];
+      prev = s;
+    }
+    std::fprintf(f,
+                 "  \"list_detail\": {\"every\": %d, \"check\": %s, \"sort_every\": %d, \"capacity\": %d, "
+                 "\"sorts\": %ld, \"rebuild_intervals\": {",
+                 o.neigh_every, o.neigh_check ? "true" : "false", o.sort_every, r.list_capacity, r.sorts);
+    bool first = true;
+    for (const auto& h : hist) {
+      std::fprintf(f, "%s\"%ld\": %ld", first ? "" : ", ", h.first, h.second);
+      first = false;
+    }
+    std::fprintf(f, "}},\n");
+  }
   std::fprintf(
       f,
       "  \"strategy\": \"%s\",\n  \"strategy_requested\": \"%s\",\n  \"strategy_changed\": %s,\n",
@@ -659,10 +746,15 @@ int run(const Options& o) {
   std::printf(
       "  grid %dx%dx%d cells of width %.4g, %s, strategy %s\n", geo.cells[0], geo.cells[1],
       geo.cells[2], static_cast<double>(geo.width[0]),
-      o.skin > 0
+      sim.mode() != "none"
+          ? (sim.mode() + " Verlet list, skin " + std::to_string(Simulation<Backend, Real, Acc>::skin(o)) +
+             (o.neigh_check ? ", rebuilt on the device when an atom moved > skin/2"
+                            : ", rebuilt every " + std::to_string(o.neigh_every) + " steps"))
+                .c_str()
+      : o.skin > 0
           ? ("skin " + std::to_string(o.skin) + ": re-bin when an atom moved > skin/2").c_str()
           : "re-binned every step",
-      o.strategy.c_str());
+      sim.mode() != "none" ? "-" : o.strategy.c_str());
   std::fflush(stdout);
 
   const Result r = sim.run();
@@ -680,7 +772,10 @@ int run(const Options& o) {
         r.loop_tuning_s);
   std::printf("Performance: %.6g tau/day, %.6g timesteps/s, %.4g atom-steps/s\n",
               steps_per_s * o.dt * 86400.0, steps_per_s, r.atom_steps_per_s);
-  if (o.strategy == "auto")
+  if (sim.mode() != "none")
+    std::printf("Neighbour list: %s, %ld rebuilds in %d steps, %ld re-sorts, %d row entries\n",
+                sim.mode().c_str(), r.rebuilds, o.steps, r.sorts, r.list_capacity);
+  else if (o.strategy == "auto")
     std::printf(
         "Strategy: %s, chosen by Auto%s (timing took %.3g s in the setup, %.3g s in the loop)\n",
         r.strategy.c_str(), r.strategy_changed ? ", after switching during the run" : "",
@@ -690,6 +785,7 @@ int run(const Options& o) {
   std::printf("Cells: %dx%dx%d, fullest cell %d atoms at step 0, %d at the end\n", geo.cells[0],
               geo.cells[1], geo.cells[2], r.max_per_cell_start, r.max_per_cell_end);
   const double tot = net_s > 0 ? net_s : 1;
+  if (o.breakdown)
   std::printf(
       "Breakdown: pair %.4g s (%.1f%%), neigh %.4g s (%.1f%%, %ld rebuilds), integrate %.4g s "
       "(%.1f%%), "

@@ -33,8 +33,19 @@ void usage(const char* prog) {
       "  --cutoff X          cutoff in sigma (default 2.5)\n"
       "  --density X         number density (default 0.8442)\n"
       "  --temp X            initial temperature (default 1.44)\n"
-      "  --skin X            0 (default): re-bin every step; X > 0: cells >= cutoff + X\n"
-      "                      wide, re-bin when an atom has moved more than X/2\n"
+      "  --list L            auto (default: full on a GPU, half on the CPU; none when --strategy\n"
+      "                      names a cell strategy) | full | half (each pair once, Newton's third\n"
+      "                      law) | none (cell lists: re-bin and search the cells every step)\n"
+      "  --skin X            list: rows hold the pairs within cutoff + X (default 0.3), rebuilt\n"
+      "                      when an atom has moved more than X/2. none: 0 (default) re-bins every\n"
+      "                      step, X > 0 widens the cells to cutoff + X and re-bins when an atom\n"
+      "                      has moved more than X/2\n"
+      "  --neigh-every N     list: look at the displacements every N steps (default 1)\n"
+      "  --neigh-check yes|no  list: no = rebuild every N steps whatever moved (LAMMPS in.lj uses\n"
+      "                      every 20, check no); default yes\n"
+      "  --sort N            list: re-sort the atoms by cell every N steps (default 1000; 0: never)\n"
+      "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
+      "                      every phase, so the loop runs slower\n"
       "  --precision P       float | double | mixed (float positions, double sums);\n"
       "                      default double\n"
       "  --backend B         host | cuda | emulated | auto (default auto: cuda when built with it\n"
@@ -70,7 +81,12 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--cutoff") o.cutoff = args.real();
     else if (a == "--density") o.density = args.real();
     else if (a == "--temp") o.temperature = args.real();
-    else if (a == "--skin") o.skin = args.real();
+    else if (a == "--skin") { o.skin = args.real(); if (o.skin < 0) args.fail("--skin must be >= 0"); }
+    else if (a == "--list") o.list = args.value();
+    else if (a == "--neigh-every") o.neigh_every = args.integer();
+    else if (a == "--neigh-check") o.neigh_check = args.yes_no();
+    else if (a == "--sort") o.sort_every = args.integer();
+    else if (a == "--breakdown") o.breakdown = true;
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
     else if (a == "--strategy") o.strategy = args.value();
@@ -87,8 +103,13 @@ lj::Options parse(int argc, char** argv) {
   if (o.cells < 1) fail("--cells must be at least 1");
   if (o.steps < 0 || o.thermo < 0 || o.every < 0 || o.equilibrate < 0)
     fail("step counts must be >= 0");
-  if (!(o.dt > 0) || !(o.cutoff > 0) || !(o.density > 0) || !(o.temperature > 0) || o.skin < 0)
-    fail("--dt, --cutoff, --density and --temp must be positive, --skin non-negative");
+  if (!(o.dt > 0) || !(o.cutoff > 0) || !(o.density > 0) || !(o.temperature > 0))
+    fail("--dt, --cutoff, --density and --temp must be positive");
+  if (o.list != "auto" && o.list != "none" && o.list != "full" && o.list != "half")
+    fail("--list must be auto, none, full or half");
+  if (o.list != "auto" && o.list != "none" && o.strategy != "auto")
+    fail("--strategy names a cell strategy: it needs --list none (or auto)");
+  if (o.neigh_every < 1 || o.sort_every < 0) fail("--neigh-every must be >= 1, --sort >= 0");
   if (o.seed <= 0) fail("--seed must be positive");
   if (o.precision != "float" && o.precision != "double" && o.precision != "mixed")
     fail("--precision must be float, double or mixed");
