@@ -193,7 +193,7 @@ TEST_CASE("neighbour lists: rows and interaction against the oracle, before and 
     }
 }
 
-TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists]") {
+TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sanitize]") {
   const float rc = 1, skin = 0.4f;
   CellGrid<B, float, 3> g(make_box<float, 3>(4, true), rc);
   g.build(make_positions(g.geometry(), 3, Distribution::Uniform, fresh_seed()));
@@ -236,7 +236,7 @@ TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists]") {
   CHECK_NOTHROW(interact(list, g, count, out));
 }
 
-TEST_CASE("neighbour lists: rows that overflow are served from the cells, then grow", CELLINT_TEST_TAG "[lists]") {
+TEST_CASE("neighbour lists: rows that overflow are served from the cells, then grow", CELLINT_TEST_TAG "[lists][sanitize]") {
   for (bool half : {false, true}) {
     INFO((half ? "half" : "full"));
     const std::uint64_t seed = fresh_seed();
