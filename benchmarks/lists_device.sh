@@ -71,6 +71,13 @@ if want lj && [ -x "$LJ" ]; then
       done
     done
   done
+  # in.lj's own neighbour settings (LAMMPS: neigh_modify every 20 delay 0 check no), as the Warp script used
+  for c in 25 80; do
+    j="$OUT/lj_full20_float_c${c}.json"
+    "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --neigh-every 20 \
+      --neigh-check no --json "$j" >"$OUT/lj_full20_float_c$c.log" 2>&1
+    echo "lj float full every-20 cells $c: $(grep -m1 '^Performance' "$OUT/lj_full20_float_c$c.log")"
+  done
   # where the time goes (per-phase timers wait for the device: slower than the runs above)
   for c in 25 80; do
     "$LJ" --cells $c --steps 1000 --thermo 0 --precision float --list full --breakdown >"$OUT/lj_breakdown_c$c.log" 2>&1

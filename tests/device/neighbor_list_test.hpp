@@ -288,7 +288,7 @@ TEST_CASE("neighbour lists: bad input", CELLINT_TEST_TAG "[lists]") {
   g.build(make_positions(g.geometry(), 3, Distribution::Uniform, fresh_seed()));
   using List = NeighborList<B, float, 3>;
   CHECK_THROWS_WITH(List(g, -0.1f), Catch::Contains("skin"));
-  CHECK_THROWS_WITH(List(g, 3.0f), Catch::Contains("at least 3 cells"));
+  CHECK_THROWS_WITH(List(g, 3.0f), Catch::Contains("room for 5 cells"));
   NeighborList<B, float, 3> list(g, 0.3f);
   // a position that is not finite: the backend flags it, check() names the particle
   auto p = sorted_positions(g);

@@ -99,6 +99,7 @@ class NeighborList {
     grid_binning_ = grid.binning_count();
     if (capacity_ == 0) capacity_ = initial_capacity(grid.size());
     allocate_rows();
+    pack(grid, false);
     for (;;) {
       set_longest(grid, 0);
       detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
@@ -120,18 +121,10 @@ class NeighborList {
       build(grid);
       return;
     }
-    if (updates_ % opts_.every != 0) return;
-    const auto s = shape(grid);
-    if (opts_.check) {
-      detail::ListMoved<Real, Dim> k{{}, {}, Real(0.25) * skin_ * skin_, ctrl_.data()};
-      for (int d = 0; d < Dim; ++d) {
-        k.pos[d] = s.pos[d];
-        k.ref[d] = s.ref[d];
-      }
-      detail::parallel_for<Backend>(n_, k, grid.stream());
-    } else {
-      detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
-    }
+    const bool look = updates_ % opts_.every == 0;
+    pack(grid, look && opts_.check);
+    if (!look) return;
+    if (!opts_.check) detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
     enqueue_rebuild(grid);
   }
 
@@ -177,7 +170,8 @@ class NeighborList {
   Index size() const { return n_; }
   /// The options the list was made with.
   const ListOptions& options() const { return opts_; }
-  /// The list's cells (width >= cutoff + skin).
+  /// The list's cells: at least (cutoff + skin) / 2 wide, a particle's candidates are the 5^Dim cells around its own
+  /// (about 40 % fewer candidates in 3D than 3^Dim cells of width cutoff + skin).
   const GridGeometry<Real, Dim>& geometry() const { return geo_; }
   /// Whether the grid was re-binned (or is another grid) since the last build: its slots are not the rows' slots.
   bool stale(const Grid& grid) const {
@@ -225,6 +219,8 @@ class NeighborList {
     s.count = const_cast<std::uint32_t*>(count_.data());
     s.start = const_cast<std::uint32_t*>(start_.data());
     s.ids = const_cast<Index*>(ids_.data());
+    s.binned = const_cast<detail::Packed<Real>*>(binned_.data());
+    s.packed = const_cast<detail::Packed<Real>*>(packed_.data());
     for (int d = 0; d < Dim; ++d) {
       s.pos[d] = grid.positions(d);
       s.ref[d] = const_cast<Real*>(ref_[d].data());
@@ -249,7 +245,18 @@ class NeighborList {
                     skin);
     CELLINT_EXPECTS(grid.built(), "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
                     "first");
-    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
+    static const char* axis[3] = {"x", "y", "z"};
+    const auto& box = grid.geometry().box;
+    const Real reach = grid.cutoff() + skin;
+    auto g = make_geometry(box, reach / 2);
+    // a periodic axis needs 5 cells, so that no cell is reached twice through a periodic face
+    for (int d = 0; d < Dim; ++d)
+      CELLINT_EXPECTS(!box.periodic[d] || g.cells[d] >= 5, "cellint::NeighborList: periodic axis ", axis[d],
+                      " has length ", box.lengths[d], ", less than 2.5 x (cutoff + skin) = ", 2.5 * reach,
+                      "; a list needs room for 5 cells of width (cutoff + skin) / 2; enlarge the box or reduce the "
+                      "skin");
+    g.cutoff = grid.cutoff();
+    return g;
   }
   bool same_box(const Box<Real, Dim>& b) const {
     for (int d = 0; d < Dim; ++d)
@@ -278,6 +285,8 @@ class NeighborList {
     cell_of_.resize(m);
     rank_.resize(m);
     ids_.resize(m);
+    binned_.resize(m);
+    packed_.resize(m);
     for (auto& r : ref_) r.resize(m);
   }
   void allocate_rows() {
@@ -311,6 +320,18 @@ class NeighborList {
     for (int d = 0; d < Dim; ++d) where += detail::cat(d ? ", " : "", x[d]);
     throw NonFinitePosition(where + "): a coordinate is not finite; in a simulation this usually means the time "
                             "step is too large");
+  }
+
+  // Packs the positions for interact(); with `check`, raises a rebuild request on the backend when a particle moved
+  // more than skin / 2.
+  void pack(const Grid& grid, bool check) {
+    if (!n_) return;
+    detail::ListPack<Real, Dim> k{{}, {}, packed_.data(), Real(0.25) * skin_ * skin_, check, ctrl_.data()};
+    for (int d = 0; d < Dim; ++d) {
+      k.pos[d] = grid.positions(d);
+      k.ref[d] = ref_[d].data();
+    }
+    detail::parallel_for<Backend>(n_, k, grid.stream());
   }
 
   // The rebuild sequence: each kernel returns at once unless a rebuild was requested.
@@ -362,6 +383,7 @@ class NeighborList {
   Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_;
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];
+  Buffer<Backend, detail::Packed<Real>> binned_, packed_;
 };
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "cellint/core/math.hpp"
 #include "cellint/core/pair_functor.hpp"
@@ -27,10 +28,41 @@ struct ListWord {
   static constexpr int count = 8;    ///< words allocated
 };
 
+/// A position packed for one vector load, with a slot index in the fourth word (its bits).
+template <class Real>
+struct alignas(4 * sizeof(Real)) Packed {
+  Real v[4];  ///< x, y, z (0 in 2D), slot bits
+  /// The slot stored in the fourth word.
+  CELLINT_HD Index slot() const {
+    if constexpr (sizeof(Real) == 4) {
+      Index j;
+      std::memcpy(&j, &v[3], sizeof j);
+      return j;
+    } else {
+      long long j;
+      std::memcpy(&j, &v[3], sizeof j);
+      return static_cast<Index>(j);
+    }
+  }
+  /// Packs a position and a slot.
+  template <int Dim>
+  CELLINT_HD static Packed make(const Vec<Real, Dim>& x, Index j) {
+    Packed p;
+    for (int d = 0; d < 3; ++d) p.v[d] = d < Dim ? x[d] : Real(0);
+    if constexpr (sizeof(Real) == 4) {
+      std::memcpy(&p.v[3], &j, sizeof j);
+    } else {
+      const long long w = j;
+      std::memcpy(&p.v[3], &w, sizeof w);
+    }
+    return p;
+  }
+};
+
 /// What the list kernels see: the list's cells and rows, and the grid's current positions.
 template <class Real, int Dim>
 struct ListShape {
-  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= cutoff + skin); geo.cutoff is the interaction cutoff
+  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= (cutoff + skin) / 2); geo.cutoff: the interaction cutoff
   Real reach2;                  ///< (cutoff + skin)^2: the pairs a row holds
   Real inv_len[Dim];            ///< 1 / box length per axis (minimum image)
   Index n;                      ///< particles (grid slots)
@@ -44,6 +76,8 @@ struct ListShape {
   std::uint32_t* count;         ///< per-cell counts (kept at zero between rebuilds)
   std::uint32_t* start;         ///< cell c holds ids[start[c] .. start[c + 1])
   Index* ids;                   ///< slots ordered by list cell
+  Packed<Real>* binned;         ///< positions and slots ordered by list cell (as at the last rebuild)
+  Packed<Real>* packed;         ///< positions by slot, as the last update() saw them (what interact() reads)
   const Real* pos[Dim];         ///< the grid's positions (current)
   Real* ref[Dim];               ///< positions at the last rebuild
   unsigned* ctrl;               ///< ListWord words
@@ -87,51 +121,90 @@ struct ListShape {
     cell = geo.linear(c);
     return true;
   }
-  /// Calls fn(j, dr, r2) for every slot j of the 3^Dim list cells around slot i's cell with r2 = |dr|^2 < r2max, dr the
-  /// minimum-image x_i - x_j; j == i is left out, and with `half` every j < i too. Complete for r2max <= reach2 as long
-  /// as no particle moved more than skin / 2 since the last rebuild.
-  template <class Fn>
+  /// Calls fn(j, dr, r2) for every slot j of the 5^Dim list cells (span 2) around slot i's cell (as binned at the
+  /// last rebuild) with r2 = |dr|^2 < r2max, dr the minimum-image x_i - x_j; j == i is left out, and with `half` every
+  /// j < i too. Positions are the binned ones (`Current` false: the rebuild itself) or the packed current ones. Complete
+  /// for r2max <= reach2 as long as no particle moved more than skin / 2 since the last rebuild. Cells adjacent along X
+  /// are one contiguous range of the binned arrays.
+  template <bool Current, class Fn>
   CELLINT_HD void for_each_candidate(Index i, const Vec<Real, Dim>& xi, Real r2max, Fn&& fn) const {
     Index c[Dim];
     geo.coords(static_cast<Index>(cell_of[i]), c);
-    constexpr int around = Dim == 3 ? 27 : 9;
-    for (int k = 0, o = 0; k < around; ++k) {
-      Index nc[Dim];
+    constexpr int span = 2, w = 2 * span + 1;
+    const int rows = Dim == 3 ? w * w : w;
+    for (int r = 0; r < rows; ++r) {
+      // the row of cells at (y, z) offsets; skip it past an open face
+      Index row = 0;
       bool inside = true;
-      o = k;
-      for (int d = 0; d < Dim; ++d) {
-        nc[d] = c[d] + (o % 3 - 1);
-        o /= 3;
+      for (int d = Dim - 1, o = r; d >= 1; --d) {
+        Index y = c[d] + ((d == 1 ? o % w : o / w) - span);
         Real unused;
-        inside = inside && wrap_axis(geo, d, nc[d], unused);
+        inside = inside && wrap_axis(geo, d, y, unused);
+        row = row * geo.cells[d] + y;
       }
       if (!inside) continue;
-      const Index cell = geo.linear(nc);
-      for (std::uint32_t s = start[cell]; s < start[cell + 1]; ++s) {
-        const Index j = ids[s];
-        if (half ? j <= i : j == i) continue;
-        Vec<Real, Dim> dr;
-        for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - pos[d][j];
-        minimum_image(dr);
-        const Real r2 = norm2(dr);
-        if (r2 < r2max) fn(j, dr, r2);
+      row *= geo.cells[0];
+      // the X range [c0 - span, c0 + span]: clamped at open faces, at most two pieces across a periodic one
+      Index lo = c[0] - span, hi = c[0] + span;
+      Index pieces[2][2];
+      int np = 0;
+      if (!geo.box.periodic[0]) {
+        pieces[np][0] = lo < 0 ? 0 : lo;
+        pieces[np][1] = hi >= geo.cells[0] ? geo.cells[0] - 1 : hi;
+        ++np;
+      } else if (lo < 0) {
+        pieces[np][0] = lo + geo.cells[0], pieces[np][1] = geo.cells[0] - 1, ++np;
+        pieces[np][0] = 0, pieces[np][1] = hi, ++np;
+      } else if (hi >= geo.cells[0]) {
+        pieces[np][0] = lo, pieces[np][1] = geo.cells[0] - 1, ++np;
+        pieces[np][0] = 0, pieces[np][1] = hi - geo.cells[0], ++np;
+      } else {
+        pieces[np][0] = lo, pieces[np][1] = hi, ++np;
+      }
+      for (int q = 0; q < np; ++q) {
+        const std::uint32_t s1 = start[row + pieces[q][1] + 1];
+        for (std::uint32_t s0 = start[row + pieces[q][0]]; s0 < s1; ++s0) {
+          const Packed<Real> b = binned[s0];
+          const Index j = b.slot();
+          if (half ? j <= i : j == i) continue;
+          const Packed<Real> p = Current ? packed[j] : b;
+          Vec<Real, Dim> dr;
+          for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - p.v[d];
+          minimum_image(dr);
+          const Real r2 = norm2(dr);
+          if (r2 < r2max) fn(j, dr, r2);
+        }
       }
     }
   }
+  /// Slot i's packed position (as the last update() saw it).
+  CELLINT_HD Vec<Real, Dim> packed_position(Index i) const {
+    const Packed<Real> p = packed[i];
+    Vec<Real, Dim> x;
+    for (int d = 0; d < Dim; ++d) x[d] = p.v[d];
+    return x;
+  }
 };
 
-/// Raises `request` when slot i moved farther than sqrt(limit2) since the last rebuild (or is not finite).
+/// Packs slot i's position for interact() and, with `check`, raises `request` when it moved farther than sqrt(limit2)
+/// since the last rebuild (or is not finite).
 template <class Real, int Dim>
-struct ListMoved {
-  const Real* pos[Dim];  ///< current positions
-  const Real* ref[Dim];  ///< positions at the last rebuild
-  Real limit2;           ///< (skin / 2)^2
-  unsigned* ctrl;        ///< ListWord words
+struct ListPack {
+  const Real* pos[Dim];   ///< current positions
+  const Real* ref[Dim];   ///< positions at the last rebuild
+  Packed<Real>* packed;   ///< out: packed positions
+  Real limit2;            ///< (skin / 2)^2
+  bool check;             ///< test the displacement
+  unsigned* ctrl;         ///< ListWord words
   template <class A>
   CELLINT_HD void operator()(A& a, Index i) const {
+    Vec<Real, Dim> x;
+    for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
+    packed[i] = Packed<Real>::template make<Dim>(x, i);
+    if (!check) return;
     Real r2 = 0;
     for (int d = 0; d < Dim; ++d) {
-      const Real dx = pos[d][i] - ref[d][i];
+      const Real dx = x[d] - ref[d][i];
       r2 += dx * dx;
     }
     if (!(r2 <= limit2)) a.atomic_max(&ctrl[ListWord::request], 1u);
@@ -206,7 +279,9 @@ struct ListScatter {
   template <class A>
   CELLINT_HD void operator()(A&, Index i) const {
     if (!s.ctrl[ListWord::active]) return;
-    s.ids[s.start[s.cell_of[i]] + s.rank[i]] = i;
+    const std::uint32_t at = s.start[s.cell_of[i]] + s.rank[i];
+    s.ids[at] = i;
+    s.binned[at] = Packed<Real>::template make<Dim>(s.position(i), i);
   }
 };
 
@@ -220,7 +295,7 @@ struct ListBuildRows {
     if (!s.ctrl[ListWord::active]) return;
     const Vec<Real, Dim> xi = s.position(i);
     Index m = 0;
-    s.for_each_candidate(i, xi, s.reach2, [&](Index j, const Vec<Real, Dim>&, Real) {
+    s.template for_each_candidate<false>(i, xi, s.reach2, [&](Index j, const Vec<Real, Dim>&, Real) {
       if (m < s.capacity) s.nbr[s.at(i, m)] = j;
       ++m;
     });
@@ -241,9 +316,10 @@ struct RowSources {
   /// Entry k of row i.
   CELLINT_HD GlobalSource<T, F, Real, Dim> operator[](Index k) const {
     const Index j = s.nbr[s.at(i, k)];
+    const Packed<Real> p = s.packed[j];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) {
-      x[d] = s.pos[d][j];
+      x[d] = p.v[d];
       if (s.geo.box.periodic[d]) x[d] += s.geo.box.lengths[d] * round_nearest((xi[d] - x[d]) * s.inv_len[d]);
     }
     return {x, f, v, j};
@@ -267,7 +343,7 @@ CELLINT_HD_WARNING_DISABLE
 template <class T, class F, class Real, int Dim>
 CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
                                                            const F& f, Index i) {
-  const Vec<Real, Dim> xi = s.position(i);
+  const Vec<Real, Dim> xi = s.packed_position(i);
   const auto pi = T::load(f, v, i);
   auto acc = T::init(f);
   const Real rc2 = cutoff2(s.geo);
@@ -275,7 +351,7 @@ CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real,
   if (m <= s.capacity) {
     accumulate<T>(f, RowSources<T, F, Real, Dim>{s, v, f, i, xi}, 0, m, xi, pi, rc2, acc);
   } else {
-    s.for_each_candidate(i, xi, T::cutoff_test ? rc2 : s.reach2,
+    s.template for_each_candidate<true>(i, xi, T::cutoff_test ? rc2 : s.reach2,
                          [&](Index j, const Vec<Real, Dim>& dr, Real r2) { pair_term<T>(f, v, j, dr, r2, pi, acc); });
   }
   return acc;
@@ -322,7 +398,7 @@ CELLINT_HD_WARNING_DISABLE
 template <class T, class F, class Real, int Dim, class Sink>
 CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
                                                      const F& f, Index i, Sink&& sink) {
-  const Vec<Real, Dim> xi = s.position(i);
+  const Vec<Real, Dim> xi = s.packed_position(i);
   const auto pi = T::load(f, v, i);
   typename T::Accum acc{};
   const Real r2max = T::cutoff_test ? cutoff2(s.geo) : s.reach2;
@@ -336,16 +412,24 @@ CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>&
   };
   const Index m = s.len[i];
   if (m <= s.capacity) {
+    // the row's loop written out (no lambda holding the accumulator by reference: it stays in registers)
     const RowSources<T, F, Real, Dim> src{s, v, f, i, xi};
     for (Index k = 0; k < m; ++k) {
       const auto sj = src[k];
       Vec<Real, Dim> dr;
       for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - sj.x[d];
       const Real r2 = norm2(dr);
-      if (r2 < r2max) pair(sj.j, dr, r2);
+      if (r2 < r2max) {
+        typename T::Accum aj{};
+        if constexpr (T::position_only)
+          f.symmetric(acc, aj, pi, pi, dr, r2);
+        else
+          f.symmetric(acc, aj, pi, sj.payload(), dr, r2);
+        sink(sj.j, aj);
+      }
     }
   } else {
-    s.for_each_candidate(i, xi, r2max, pair);
+    s.template for_each_candidate<true>(i, xi, r2max, pair);
   }
   return acc;
 }
