@@ -78,6 +78,12 @@ if want lj && [ -x "$LJ" ]; then
       --neigh-check no --json "$j" >"$OUT/lj_full20_float_c$c.log" 2>&1
     echo "lj float full every-20 cells $c: $(grep -m1 '^Performance' "$OUT/lj_full20_float_c$c.log")"
   done
+  # row layout: rows (i * capacity + k) against the default columns (k * stride + i)
+  for c in 25 80; do
+    "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --layout rows \
+      --json "$OUT/lj_full_rows_float_c$c.json" >"$OUT/lj_full_rows_float_c$c.log" 2>&1
+    echo "lj float full rows-layout cells $c: $(grep -m1 '^Performance' "$OUT/lj_full_rows_float_c$c.log")"
+  done
   # where the time goes (per-phase timers wait for the device: slower than the runs above)
   for c in 25 80; do
     "$LJ" --cells $c --steps 1000 --thermo 0 --precision float --list full --breakdown >"$OUT/lj_breakdown_c$c.log" 2>&1
@@ -90,4 +96,6 @@ if want lj && [ -x "$LJ" ]; then
   head -12 "$OUT/lj_drift_full_mixed.log" | grep -E "^ +0 "
 fi
 
+# one archive (the device tool brings back a limited number of files)
+(cd "$OUT" && tar czf results.tgz --exclude=results.tgz --exclude=build.log *.json *.log *.txt 2>/dev/null)
 echo "done: $OUT"

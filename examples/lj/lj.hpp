@@ -64,6 +64,7 @@ struct Options {
   bool neigh_check = true;    ///< list: false rebuilds every neigh_every steps (LAMMPS check no)
   int sort_every = 1000;      ///< list: re-sort the atoms by cell every N steps (0: never)
   bool breakdown = false;     ///< time each phase (waits for the device at every phase)
+  std::string layout = "auto";  ///< list rows: auto | rows | columns (cellint::ListLayout)
   std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
   std::string backend = "auto";      ///< host | cuda | emulated | auto
   std::string strategy = "auto";     ///< auto, or a strategy name (cellint::to_string)
@@ -352,6 +353,9 @@ class Simulation {
       lo.half = mode_ == "half";
       lo.every = o_.neigh_every;
       lo.check = o_.neigh_check;
+      lo.layout = o_.layout == "rows"      ? cellint::ListLayout::Rows
+                  : o_.layout == "columns" ? cellint::ListLayout::Columns
+                                           : cellint::ListLayout::Auto;
       list_ = std::make_unique<List>(grid_, static_cast<Real>(skin(o_)), lo);
     } else if (o_.skin > 0) {
       for (auto& r : ref_) r.resize(static_cast<std::size_t>(n_));

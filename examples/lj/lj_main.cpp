@@ -44,6 +44,7 @@ void usage(const char* prog) {
       "  --neigh-check yes|no  list: no = rebuild every N steps whatever moved (LAMMPS in.lj uses\n"
       "                      every 20, check no); default yes\n"
       "  --sort N            list: re-sort the atoms by cell every N steps (default 1000; 0: never)\n"
+      "  --layout L          list rows: auto (columns on a GPU, rows on the CPU) | rows | columns\n"
       "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
       "                      every phase, so the loop runs slower\n"
       "  --precision P       float | double | mixed (float positions, double sums);\n"
@@ -87,6 +88,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--neigh-check") o.neigh_check = args.yes_no();
     else if (a == "--sort") o.sort_every = args.integer();
     else if (a == "--breakdown") o.breakdown = true;
+    else if (a == "--layout") o.layout = args.value();
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
     else if (a == "--strategy") o.strategy = args.value();
@@ -109,6 +111,8 @@ lj::Options parse(int argc, char** argv) {
     fail("--list must be auto, none, full or half");
   if (o.list != "auto" && o.list != "none" && o.strategy != "auto")
     fail("--strategy names a cell strategy: it needs --list none (or auto)");
+  if (o.layout != "auto" && o.layout != "rows" && o.layout != "columns")
+    fail("--layout must be auto, rows or columns");
   if (o.neigh_every < 1 || o.sort_every < 0) fail("--neigh-every must be >= 1, --sort >= 0");
   if (o.seed <= 0) fail("--seed must be positive");
   if (o.precision != "float" && o.precision != "double" && o.precision != "mixed")

@@ -190,6 +190,7 @@ TEST_CASE("neighbour lists: rows and interaction against the oracle, before and 
       check_case<double, 3>(3, 4, Distribution::Clustered, periodic, half);
       check_case<float, 2>(6, 5, Distribution::OnFaces, periodic, half);
       check_case<double, 2>(5, 3, Distribution::Clustered, periodic, half);
+      check_case<float, 3>(8, 1, Distribution::Uniform, periodic, half);  // > 4096 list cells: several scan tiles
     }
 }
 

@@ -80,6 +80,7 @@ class NeighborList {
     count_.resize(nc + 1);
     start_.resize(nc + 1);
     count_.fill_bytes(0, grid.stream());
+    tile_sum_.resize((nc + detail::list_scan_tile - 1) / detail::list_scan_tile + 1);
     ctrl_.resize(detail::ListWord::count);
     log_.resize(log_size);
     reset_control(grid);
@@ -342,14 +343,32 @@ class NeighborList {
     detail::parallel_for<Backend>(n_, detail::ListBinCount<Real, Dim>{s}, stream);
     scan_cells(s, stream);
     detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
-    // a row costs about 3^Dim cells of candidates
-    detail::parallel_for<Backend>(n_, detail::ListBuildRows<Real, Dim>{s}, stream, 64);
+    // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
+    // a row costs about 5^Dim cells of candidates
+    const unsigned threads = Backend::device_memory ? 64 : 16;
+    const std::size_t bytes = sizeof(Index) * (static_cast<std::size_t>(capacity_) * threads + 1);
+    if constexpr (Backend::is_gpu_like) {
+      if (columns_ && bytes <= 48 * 1024) {
+        Backend::launch(LaunchShape{static_cast<unsigned>((n_ + threads - 1) / threads), threads, bytes},
+                        detail::ListBuildRowsStaged<Real, Dim>{s}, stream);
+        return;
+      }
+    }
+    detail::parallel_for<Backend>(n_, detail::ListBuildRows<Real, Dim>{s}, stream, 125);
   }
   void scan_cells(const detail::ListShape<Real, Dim>& s, typename Backend::Stream stream) {
     if constexpr (Backend::is_gpu_like) {
+      // three kernels: tile sums, their scan (one block, which also decides), the cells of each tile
       const unsigned threads = Backend::device_memory ? 1024 : 64;  // (the Emulated backend: fewer, cheaper threads)
+      const Index tiles = (geo_.cell_count() + detail::list_scan_tile - 1) / detail::list_scan_tile;
+      const LaunchShape per_tile{static_cast<unsigned>(tiles), threads, sizeof(unsigned) * (threads + 1)};
+      Backend::launch(per_tile, detail::ListTileSums<Real, Dim>{s, tile_sum_.data()}, stream);
       Backend::launch(LaunchShape{1, threads, sizeof(unsigned) * (threads + 1)},
-                      detail::ListScanCells<Real, Dim>{s, static_cast<Index>(updates_)}, stream);
+                      detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles, static_cast<Index>(updates_)},
+                      stream);
+      Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads,
+                                  sizeof(unsigned) * (static_cast<std::size_t>(detail::list_scan_tile) + 1)},
+                      detail::ListScanCells<Real, Dim>{s, tile_sum_.data()}, stream);
     } else {  // host memory: the same steps on the calling thread
       unsigned* w = s.ctrl;
       const unsigned go = w[detail::ListWord::request];
@@ -380,7 +399,7 @@ class NeighborList {
   std::uint32_t grid_serial_ = 0;
   std::uint64_t grid_binning_ = 0;
   Buffer<Backend, Index> nbr_, len_, ids_, log_;
-  Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_;
+  Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_, tile_sum_;
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];
   Buffer<Backend, detail::Packed<Real>> binned_, packed_;

@@ -234,13 +234,37 @@ struct ListBinCount {
   }
 };
 
-/// Rebuild step 2, one block: decides (request -> active, request cleared), then the exclusive scan of the cell counts
-/// into `start` (each thread sums a run of cells, the paper's block scan combines the runs), leaving the counts at
-/// zero for the next rebuild, and logs the rebuild.
+/// Cells per block of the three-kernel cell scan (each thread of a 1024-thread block takes 4).
+inline constexpr Index list_scan_tile = 4096;
+
+/// Rebuild step 2a (when request is set): the count of each tile of list_scan_tile cells, into tile_sum[block].
 template <class Real, int Dim>
-struct ListScanCells {
-  ListShape<Real, Dim> s;  ///< the list
-  Index update;            ///< the host's update number (logged)
+struct ListTileSums {
+  ListShape<Real, Dim> s;   ///< the list
+  std::uint32_t* tile_sum;  ///< one per block
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    if (!s.ctrl[ListWord::request]) return;
+    unsigned* sh = b.template shared<unsigned>();
+    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
+    const Index cells = s.geo.cell_count(), lo = static_cast<Index>(b.block_rank()) * list_scan_tile;
+    unsigned sum = 0;
+    for (Index c = lo + t; c < lo + list_scan_tile && c < cells; c += threads) sum += s.count[c];
+    sh[t] = sum;
+    b.sync();
+    block_exclusive_scan_inplace(b, sh, threads, sh + threads);
+    if (t == 0) tile_sum[b.block_rank()] = sh[threads];
+  }
+};
+
+/// Rebuild step 2b, one block: decides (request -> active, request cleared, the rebuild logged), then the exclusive
+/// scan of the tile sums (each thread sums a run of tiles, the paper's block scan combines the runs).
+template <class Real, int Dim>
+struct ListScanTiles {
+  ListShape<Real, Dim> s;   ///< the list
+  std::uint32_t* tile_sum;  ///< in: tile counts; out: their exclusive prefix sums
+  Index tiles;              ///< number of tiles
+  Index update;             ///< the host's update number (logged)
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     unsigned* sh = b.template shared<unsigned>();  // block_size() run sums, then the total
@@ -253,22 +277,45 @@ struct ListScanCells {
       if (go) s.log[s.ctrl[ListWord::builds]++ % static_cast<unsigned>(s.log_size)] = update;
     }
     if (!go) return;
-    const Index cells = s.geo.cell_count();
-    const Index per = (cells + threads - 1) / threads;
-    const Index lo = t * per < cells ? t * per : cells;
-    const Index hi = lo + per < cells ? lo + per : cells;
+    const Index per = (tiles + threads - 1) / threads;
+    const Index lo = t * per < tiles ? t * per : tiles;
+    const Index hi = lo + per < tiles ? lo + per : tiles;
     unsigned sum = 0;
-    for (Index c = lo; c < hi; ++c) sum += s.count[c];
+    for (Index c = lo; c < hi; ++c) sum += tile_sum[c];
     sh[t] = sum;
     b.sync();
     block_exclusive_scan_inplace(b, sh, threads, sh + threads);
     unsigned run = sh[t];
     for (Index c = lo; c < hi; ++c) {
-      s.start[c] = run;
-      run += s.count[c];
-      s.count[c] = 0u;
+      const unsigned v = tile_sum[c];
+      tile_sum[c] = run;
+      run += v;
     }
-    if (t == 0) s.start[cells] = sh[threads];
+    if (t == 0) s.start[s.geo.cell_count()] = sh[threads];
+  }
+};
+
+/// Rebuild step 2c (when active): start[c] for the cells of each tile (the tile's offset plus the block scan of its
+/// counts), the counts left at zero for the next rebuild.
+template <class Real, int Dim>
+struct ListScanCells {
+  ListShape<Real, Dim> s;         ///< the list
+  const std::uint32_t* tile_sum;  ///< the tiles' offsets
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    if (!s.ctrl[ListWord::active]) return;
+    unsigned* sh = b.template shared<unsigned>();  // list_scan_tile counts, then the total
+    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
+    const Index cells = s.geo.cell_count(), lo = static_cast<Index>(b.block_rank()) * list_scan_tile;
+    const int n = static_cast<int>(cells - lo < list_scan_tile ? cells - lo : list_scan_tile);
+    for (int k = t; k < n; k += threads) sh[k] = s.count[lo + k];
+    b.sync();
+    block_exclusive_scan_inplace(b, sh, n, sh + list_scan_tile);
+    const unsigned base = tile_sum[b.block_rank()];
+    for (int k = t; k < n; k += threads) {
+      s.start[lo + k] = base + sh[k];
+      s.count[lo + k] = 0u;
+    }
   }
 };
 
@@ -302,6 +349,44 @@ struct ListBuildRows {
     s.len[i] = m;
     if (m > 0) a.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
     for (int d = 0; d < Dim; ++d) s.ref[d][i] = xi[d];
+  }
+};
+
+/// Rebuild step 4 on GPU-like backends, rows staged in shared memory: a block's threads find their rows into
+/// `capacity` x block_size() words, then the block writes them out column by column, so that neighbouring targets'
+/// entries go out together (found one by one, they would be scattered 4-byte writes).
+template <class Real, int Dim>
+struct ListBuildRowsStaged {
+  ListShape<Real, Dim> s;  ///< the list (column-major rows)
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    if (!s.ctrl[ListWord::active]) return;
+    Index* sh = b.template shared<Index>();  // entry k of thread t at k * block_size() + t; then the longest row
+    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
+    unsigned* longest = reinterpret_cast<unsigned*>(sh + static_cast<std::size_t>(s.capacity) * threads);
+    if (t == 0) *longest = 0;
+    b.sync();
+    const Index first = static_cast<Index>(b.block_rank()) * threads, i = first + t;
+    if (i < s.n) {
+      const Vec<Real, Dim> xi = s.position(i);
+      Index m = 0;
+      s.template for_each_candidate<false>(i, xi, s.reach2, [&](Index j, const Vec<Real, Dim>&, Real) {
+        if (m < s.capacity) sh[static_cast<std::size_t>(m) * threads + t] = j;
+        ++m;
+      });
+      s.len[i] = m;
+      if (m > 0) {
+        b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
+        b.atomic_max(longest, static_cast<unsigned>(m < s.capacity ? m : s.capacity));
+      }
+      for (int d = 0; d < Dim; ++d) s.ref[d][i] = xi[d];
+    }
+    b.sync();
+    const Index rows = static_cast<Index>(*longest);
+    for (Index e = t; e < rows * threads; e += threads) {
+      const Index k = e / threads, tt = e % threads;
+      if (first + tt < s.n && k < s.len[first + tt]) s.nbr[s.at(first + tt, k)] = sh[e];
+    }
   }
 };
 
