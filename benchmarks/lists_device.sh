@@ -10,9 +10,11 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$here"
 OUT=${OUT:-$here/benchmarks/results/lists-$(date -u +%Y%m%dT%H%M%SZ)}
+FINAL=$OUT
+OUT=$(mktemp -d)  # everything is written here, then packed into $FINAL/results.tgz (few files travel back)
 BUILD=${BUILD_DIR:-/tmp/cellint-lists}
 JOBS=${JOBS:-16}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$FINAL"
 exec > >(tee -a "$OUT/lists_device.log") 2>&1
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(build tests openmm lj)
@@ -97,5 +99,5 @@ if want lj && [ -x "$LJ" ]; then
 fi
 
 # one archive (the device tool brings back a limited number of files)
-(cd "$OUT" && tar czf results.tgz --exclude=results.tgz --exclude=build.log *.json *.log *.txt 2>/dev/null)
-echo "done: $OUT"
+echo "done: $FINAL/results.tgz"
+(cd "$OUT" && tar czf "$FINAL/results.tgz" --exclude=build.log --exclude=configure.log *.json *.log *.txt 2>/dev/null)
