@@ -80,6 +80,17 @@ if want lj && [ -x "$LJ" ]; then
       --neigh-check no --json "$j" >"$OUT/lj_full20_float_c$c.log" 2>&1
     echo "lj float full every-20 cells $c: $(grep -m1 '^Performance' "$OUT/lj_full20_float_c$c.log")"
   done
+  # without graphs (each kernel launched from the host), and other skins
+  for c in 25 80; do
+    "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --graph no \
+      --json "$OUT/lj_full_nograph_float_c$c.json" >"$OUT/lj_full_nograph_float_c$c.log" 2>&1
+    echo "lj float full no-graph cells $c: $(grep -m1 '^Performance' "$OUT/lj_full_nograph_float_c$c.log")"
+    for skin in 0.4 0.5 0.7; do
+      "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --skin $skin \
+        --json "$OUT/lj_full_skin${skin}_float_c$c.json" >"$OUT/lj_full_skin${skin}_float_c$c.log" 2>&1
+      echo "lj float full skin $skin cells $c: $(grep -m1 '^Performance' "$OUT/lj_full_skin${skin}_float_c$c.log") $(grep -m1 '^Neighbour' "$OUT/lj_full_skin${skin}_float_c$c.log")"
+    done
+  done
   # row layout: rows (i * capacity + k) against the default columns (k * stride + i)
   for c in 25 80; do
     "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --layout rows \

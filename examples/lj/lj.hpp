@@ -65,6 +65,7 @@ struct Options {
   int sort_every = 1000;      ///< list: re-sort the atoms by cell every N steps (0: never)
   bool breakdown = false;     ///< time each phase (waits for the device at every phase)
   std::string layout = "auto";  ///< list rows: auto | rows | columns (cellint::ListLayout)
+  bool graph = true;            ///< list steps recorded once and replayed as one graph (GPU backends)
   std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
   std::string backend = "auto";      ///< host | cuda | emulated | auto
   std::string strategy = "auto";     ///< auto, or a strategy name (cellint::to_string)
@@ -397,6 +398,16 @@ class Simulation {
     for (long step = 1; step <= o_.steps; ++step) {
       // [lj-step] one velocity-Verlet step (docs/lj.md quotes this block)
       const bool timed = o_.breakdown;  // per-phase timers wait for the device
+      if (list_ && o_.graph && !timed && o_.neigh_every == 1 && !(o_.sort_every > 0 && step % o_.sort_every == 0)) {
+        // a step with a list: recorded once, then launched as one graph (GPU backends); the list's rebuild is
+        // decided on the device, so the recording serves every step until something reallocates
+        step_graph_.run([&] {
+          kick_drift();
+          list_->update(grid_);
+          compute_forces();
+          kick();
+        });
+      } else {
       if (timed) t_int.start();
       kick_drift();
       if (timed) {
@@ -409,6 +420,7 @@ class Simulation {
         if (o_.sort_every > 0 && step % o_.sort_every == 0) {
           grid_.rebuild();  // re-sorts by cell (locality); the list then rebuilds at once
           ++res.sorts;
+          step_graph_.reset();  // positions and velocities moved to the other buffers
         }
         list_->update(grid_);
       } else if (needs_rebuild()) {
@@ -432,6 +444,7 @@ class Simulation {
         res.integrate_s += 1e-3 * t_int.elapsed_ms();
         res.neigh_s += 1e-3 * t_neigh.elapsed_ms();
         res.pair_s += 1e-3 * t_pair.elapsed_ms();
+      }
       }
 
       const auto o0 = std::chrono::steady_clock::now();
@@ -507,6 +520,7 @@ class Simulation {
   void look_at_list(Result& res) {
     const cellint::ListStats st = list_->check(grid_);
     for (long u : st.rebuilt_at) res.rebuild_steps.push_back(u);
+    if (st.grew) step_graph_.reset();  // the rows were reallocated
   }
 
   // [lj-forces]
@@ -636,6 +650,7 @@ class Simulation {
   cellint::StrategyKind strategy_;
   std::string mode_;
   std::unique_ptr<List> list_;
+  cellint::StepGraph<Backend> step_graph_{grid_.stream()};
   Index n_ = 0;
   cellint::Attribute<Acc> vel_[3];
   cellint::Buffer<Backend, Accum> forces_;

@@ -45,6 +45,8 @@ void usage(const char* prog) {
       "                      every 20, check no); default yes\n"
       "  --sort N            list: re-sort the atoms by cell every N steps (default 1000; 0: never)\n"
       "  --layout L          list rows: auto (columns on a GPU, rows on the CPU) | rows | columns\n"
+      "  --graph yes|no      list steps recorded once and replayed as a CUDA/HIP graph (default\n"
+      "                      yes; with --neigh-every 1 and without --breakdown)\n"
       "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
       "                      every phase, so the loop runs slower\n"
       "  --precision P       float | double | mixed (float positions, double sums);\n"
@@ -89,6 +91,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--sort") o.sort_every = args.integer();
     else if (a == "--breakdown") o.breakdown = true;
     else if (a == "--layout") o.layout = args.value();
+    else if (a == "--graph") o.graph = args.yes_no();
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
     else if (a == "--strategy") o.strategy = args.value();

@@ -6,6 +6,7 @@
 #include "cellint/version.hpp"
 #include "cellint/backend/host.hpp"
 #include "cellint/backend/emulated.hpp"
+#include "cellint/backend/graph.hpp"
 #include "cellint/core/box.hpp"
 #include "cellint/core/error.hpp"
 #include "cellint/core/pair_functor.hpp"

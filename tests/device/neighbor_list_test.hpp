@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cellint/backend/graph.hpp"
 #include "cellint/lists/neighbor_list.hpp"
 #include "cellint/potentials/counting.hpp"
 #include "support/device_backend.hpp"
@@ -272,6 +274,40 @@ TEST_CASE("neighbour lists: rows that overflow are served from the cells, then g
     check_rows(g, list);
     check_interaction(g, list, charge, q);
   }
+}
+
+TEST_CASE("neighbour lists: a recorded step (StepGraph) replays the device-side rebuild decision",
+          CELLINT_TEST_TAG "[lists][sanitize]") {
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f);
+  g.build(make_positions(g.geometry(), 4, Distribution::Uniform, seed));
+  std::vector<float> q(static_cast<std::size_t>(g.size()), 1.0f);
+  const auto charge = g.attach(q);
+  NeighborList<B, float, 3> list(g, 0.3f);
+  using F = Probe<float, 3>;
+  const F f{1.0f, false, charge};
+  Buffer<B, F::Accum> out(static_cast<std::size_t>(g.size())), direct(static_cast<std::size_t>(g.size()));
+  StepGraph<B> step(g.stream());
+  const long b0 = list.check(g).builds;
+  for (int round = 0; round < 4; ++round) {
+    jiggle(g, 0.45 * 0.3, seed + 10 + round);  // within two rounds some particle has moved past skin / 2
+    step.run([&] {
+      list.update(g);
+      interact(list, g, f, out);
+    });
+    B::synchronize(g.stream());
+    interact(list, g, f, direct);  // the same kernel outside the recording
+    const auto a = g.to_user_order(out), d = g.to_user_order(direct);
+    int differ = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &d[i], sizeof(F::Accum)) != 0;
+    CHECK(differ == 0);
+    check_interaction(g, list, charge, q);
+  }
+  CHECK(step.recordings() == (has_graphs_v<B> ? 1 : 0));
+  const ListStats st = list.check(g);
+  CHECK(st.updates == 4);
+  CHECK(st.builds > b0);  // rebuilt inside a replay
 }
 
 /// A functor without symmetric().

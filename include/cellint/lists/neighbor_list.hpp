@@ -100,7 +100,7 @@ class NeighborList {
     grid_binning_ = grid.binning_count();
     if (capacity_ == 0) capacity_ = initial_capacity(grid.size());
     allocate_rows();
-    pack(grid, false);
+    pack(grid, false, false);
     for (;;) {
       set_longest(grid, 0);
       detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
@@ -123,7 +123,7 @@ class NeighborList {
       return;
     }
     const bool look = updates_ % opts_.every == 0;
-    pack(grid, look && opts_.check);
+    pack(grid, look && opts_.check, true);
     if (!look) return;
     if (!opts_.check) detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
     enqueue_rebuild(grid);
@@ -154,7 +154,7 @@ class NeighborList {
     grew_ = false;
     ctrl_.download(w, grid.stream());
     st.builds = static_cast<long>(w[detail::ListWord::builds]);
-    st.updates = updates_;
+    st.updates = static_cast<long>(w[detail::ListWord::updates]);
     st.capacity = capacity_;
     return st;
   }
@@ -325,9 +325,9 @@ class NeighborList {
 
   // Packs the positions for interact(); with `check`, raises a rebuild request on the backend when a particle moved
   // more than skin / 2.
-  void pack(const Grid& grid, bool check) {
+  void pack(const Grid& grid, bool check, bool count) {
     if (!n_) return;
-    detail::ListPack<Real, Dim> k{{}, {}, packed_.data(), Real(0.25) * skin_ * skin_, check, ctrl_.data()};
+    detail::ListPack<Real, Dim> k{{}, {}, packed_.data(), Real(0.25) * skin_ * skin_, check, count, ctrl_.data()};
     for (int d = 0; d < Dim; ++d) {
       k.pos[d] = grid.positions(d);
       k.ref[d] = ref_[d].data();
@@ -364,7 +364,7 @@ class NeighborList {
       const LaunchShape per_tile{static_cast<unsigned>(tiles), threads, sizeof(unsigned) * (threads + 1)};
       Backend::launch(per_tile, detail::ListTileSums<Real, Dim>{s, tile_sum_.data()}, stream);
       Backend::launch(LaunchShape{1, threads, sizeof(unsigned) * (threads + 1)},
-                      detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles, static_cast<Index>(updates_)},
+                      detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles},
                       stream);
       Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads,
                                   sizeof(unsigned) * (static_cast<std::size_t>(detail::list_scan_tile) + 1)},
@@ -375,7 +375,7 @@ class NeighborList {
       w[detail::ListWord::active] = go;
       w[detail::ListWord::request] = 0;
       if (!go) return;
-      s.log[w[detail::ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(updates_);
+      s.log[w[detail::ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(w[detail::ListWord::updates]);
       const Index cells = geo_.cell_count();
       unsigned run = 0;
       for (Index c = 0; c < cells; ++c) {

@@ -25,6 +25,7 @@ struct ListWord {
   static constexpr int builds = 2;   ///< rebuilds so far
   static constexpr int longest = 3;  ///< the longest row the rebuilds found since the host last looked
   static constexpr int bad = 4;      ///< the lowest slot whose position is not finite (INT_MAX: none)
+  static constexpr int updates = 5;  ///< update() calls (counted on the backend, so that recorded steps count too)
   static constexpr int count = 8;    ///< words allocated
 };
 
@@ -195,9 +196,11 @@ struct ListPack {
   Packed<Real>* packed;   ///< out: packed positions
   Real limit2;            ///< (skin / 2)^2
   bool check;             ///< test the displacement
+  bool count;             ///< count an update
   unsigned* ctrl;         ///< ListWord words
   template <class A>
   CELLINT_HD void operator()(A& a, Index i) const {
+    if (count && i == 0) ++ctrl[ListWord::updates];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
     packed[i] = Packed<Real>::template make<Dim>(x, i);
@@ -264,7 +267,6 @@ struct ListScanTiles {
   ListShape<Real, Dim> s;   ///< the list
   std::uint32_t* tile_sum;  ///< in: tile counts; out: their exclusive prefix sums
   Index tiles;              ///< number of tiles
-  Index update;             ///< the host's update number (logged)
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     unsigned* sh = b.template shared<unsigned>();  // block_size() run sums, then the total
@@ -274,7 +276,7 @@ struct ListScanTiles {
     if (t == 0) {
       s.ctrl[ListWord::active] = go;
       s.ctrl[ListWord::request] = 0u;
-      if (go) s.log[s.ctrl[ListWord::builds]++ % static_cast<unsigned>(s.log_size)] = update;
+      if (go) s.log[s.ctrl[ListWord::builds]++ % static_cast<unsigned>(s.log_size)] = s.ctrl[ListWord::updates];
     }
     if (!go) return;
     const Index per = (tiles + threads - 1) / threads;

@@ -69,6 +69,9 @@ struct CudaRuntime {
       ". The binary holds no code for this GPU: rebuild with its architecture in CMAKE_CUDA_ARCHITECTURES (90 for "
       "H100)";
 
+  /// cudaGraphInstantiate (the runtimes' signatures differ).
+  static Error GraphInstantiate(GraphExec* e, Graph g) { return cudaGraphInstantiate(e, g, 0ULL); }
+
   /// The properties that the two runtimes name or report differently.
   static std::size_t shared_per_block_optin(const DeviceProp& q, int /*dev*/) { return q.sharedMemPerBlockOptin; }
   static std::size_t shared_per_multiprocessor(const DeviceProp& q) { return q.sharedMemPerMultiprocessor; }

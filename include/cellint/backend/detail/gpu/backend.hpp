@@ -220,6 +220,50 @@ struct GpuBackend {
     if (v != values) CELLINT_GPU_CHECK(RT, MemcpyAsync(values, v, count * sizeof(Index), CopyKind::DeviceToDevice, s));
   }
 
+  /// A recorded sequence of work on one stream (a CUDA or HIP graph): record(s, issue) runs `issue()` with the stream
+  /// in capture mode, so that the kernels and copies it enqueues on `s` are recorded instead of run; replay() then
+  /// launches the whole sequence with one call. `issue()` must not wait for the device (no synchronize, no copy to the
+  /// host) nor make decisions on the host that should change between replays.
+  class Graph {
+   public:
+    Graph() = default;
+    ~Graph() { release(); }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+    /// Records what `issue()` enqueues on `s` (replacing an earlier recording). @throws GpuError
+    template <class Fn>
+    void record(Stream s, Fn&& issue) {
+      release();
+      gpu_require_device<RT>();
+      CELLINT_GPU_CHECK(RT, StreamBeginCapture(s));
+      try {
+        issue();
+      } catch (...) {
+        typename RT::Graph g = nullptr;
+        if (RT::StreamEndCapture(s, &g) == RT::Success && g) (void)RT::GraphDestroy(g);
+        (void)RT::GetLastError();
+        throw;
+      }
+      CELLINT_GPU_CHECK(RT, StreamEndCapture(s, &graph_));
+      CELLINT_GPU_CHECK(RT, GraphInstantiate(&exec_, graph_));
+    }
+    /// Whether a recording exists.
+    bool recorded() const { return exec_ != nullptr; }
+    /// Launches the recording on `s`. @throws GpuError
+    void replay(Stream s) { CELLINT_GPU_CHECK(RT, GraphLaunch(exec_, s)); }
+    /// Drops the recording.
+    void release() noexcept {
+      if (exec_ && RT::GraphExecDestroy(exec_) != RT::Success) (void)RT::GetLastError();
+      if (graph_ && RT::GraphDestroy(graph_) != RT::Success) (void)RT::GetLastError();
+      exec_ = nullptr;
+      graph_ = nullptr;
+    }
+
+   private:
+    typename RT::Graph graph_ = nullptr;
+    typename RT::GraphExec exec_ = nullptr;
+  };
+
   /// Times GPU work on a stream with a pair of runtime events. Not copyable; movable.
   class Timer {
    public:

@@ -109,6 +109,8 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
   using Stream = rt##Stream_t;                                                                                   \
   using Event = rt##Event_t;                                                                                     \
   using FuncAttributes = rt##FuncAttributes;                                                                     \
+  using Graph = rt##Graph_t;                                                                                     \
+  using GraphExec = rt##GraphExec_t;                                                                             \
   static constexpr Error Success = rt##Success;                                                                  \
   static constexpr Error ErrorNoDevice = rt##ErrorNoDevice;                                                      \
   static constexpr Error ErrorInvalidValue = rt##ErrorInvalidValue;                                              \
@@ -143,7 +145,12 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
   static Error EventDestroy(Event e) { return rt##EventDestroy(e); }                                             \
   static Error EventRecord(Event e, Stream s) { return rt##EventRecord(e, s); }                                  \
   static Error EventSynchronize(Event e) { return rt##EventSynchronize(e); }                                     \
-  static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }
+  static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }        \
+  static Error StreamBeginCapture(Stream s) { return rt##StreamBeginCapture(s, rt##StreamCaptureModeThreadLocal); } \
+  static Error StreamEndCapture(Stream s, Graph* g) { return rt##StreamEndCapture(s, g); }                       \
+  static Error GraphLaunch(GraphExec g, Stream s) { return rt##GraphLaunch(g, s); }                              \
+  static Error GraphDestroy(Graph g) { return rt##GraphDestroy(g); }                                             \
+  static Error GraphExecDestroy(GraphExec g) { return rt##GraphExecDestroy(g); }
 
 /// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws as CELLINT_CHECK_CUDA /
 /// CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).

@@ -51,6 +51,9 @@ struct HipRuntime {
       ". The binary may hold no code for this GPU: rebuild with its architecture in --offload-arch / "
       "CMAKE_HIP_ARCHITECTURES (gfx90a for MI200)";
 
+  /// hipGraphInstantiate (the runtimes' signatures differ).
+  static Error GraphInstantiate(GraphExec* e, Graph g) { return hipGraphInstantiate(e, g, nullptr, nullptr, 0); }
+
   /// The opt-in limit is a CUDA notion: HIP on AMD reports no such attribute (ROCm 5) and lets every kernel use
   /// sharedMemPerBlock (the whole 64 KiB LDS on gfx90a); 0 when not reported.
   static std::size_t shared_per_block_optin(const DeviceProp&, int dev) {
