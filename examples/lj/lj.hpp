@@ -331,7 +331,7 @@ class Simulation {
       : o_(o),
         lattice_(make_fcc(o)),
         grid_(cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lattice_.box), true),
-              static_cast<Real>(o.cutoff), grid_options(o)),
+              static_cast<Real>(o.cutoff), grid_options(o), stream_.get()),
         lj_(Potential::make(Real(1), Real(1), static_cast<Real>(o.cutoff), o.shifted)),
         strategy_(parse_strategy(o.strategy)),
         mode_(list_mode<Backend>(o)) {
@@ -645,6 +645,7 @@ class Simulation {
 
   Options o_;
   Lattice lattice_;
+  cellint::OwnStream<Backend> stream_;  // a stream of its own: list steps are recorded as graphs on GPUs
   Grid grid_;
   Potential lj_;
   cellint::StrategyKind strategy_;

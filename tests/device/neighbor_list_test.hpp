@@ -280,7 +280,8 @@ TEST_CASE("neighbour lists: a recorded step (StepGraph) replays the device-side 
           CELLINT_TEST_TAG "[lists][sanitize]") {
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
-  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f);
+  OwnStream<B> own;  // (the default stream cannot be recorded)
+  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f, {}, own.get());
   g.build(make_positions(g.geometry(), 4, Distribution::Uniform, seed));
   std::vector<float> q(static_cast<std::size_t>(g.size()), 1.0f);
   const auto charge = g.attach(q);

@@ -28,11 +28,39 @@ struct graph_of<B, true> {
 template <class Backend>
 inline constexpr bool has_graphs_v = detail::backend_has<detail::graph_member, Backend>::value;
 
+/// A stream that steps can be recorded from: a new stream on CUDA and HIP (their default stream cannot be recorded),
+/// the default stream elsewhere. Make the grid on it: `CellGrid<B, R, D> grid(box, rc, {}, own.get());`.
+template <class Backend>
+class OwnStream {
+ public:
+  /// The stream (a new one where graphs exist).
+  typename Backend::Stream get() const {
+    if constexpr (has_graphs_v<Backend>)
+      return owner_.get();
+    else
+      return {};
+  }
+
+ private:
+  struct None {};
+  template <class B, bool = has_graphs_v<B>>
+  struct owner_of {
+    using type = None;
+  };
+  template <class B>
+  struct owner_of<B, true> {
+    using type = typename B::StreamOwner;
+  };
+  typename owner_of<Backend>::type owner_;
+};
+
 /// The kernels of one time step recorded once and launched together: a GPU runs a recorded sequence without the
 /// host's per-kernel launch cost and without gaps between the kernels, which is most of a step's time for small
 /// systems (tens of thousands of particles).
 ///
 /// @code
+///   cellint::OwnStream<Backend> own;                      // recording needs a stream other than the default
+///   cellint::CellGrid<Backend, float, 3> grid(box, rc, {}, own.get());
 ///   cellint::StepGraph<Backend> step(grid.stream());
 ///   for (long s = 0; s < steps; ++s) {
 ///     if (/* anything the step reads moved: a grid.rebuild(), a list that grew */) step.reset();

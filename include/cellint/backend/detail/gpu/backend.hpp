@@ -235,6 +235,8 @@ struct GpuBackend {
     void record(Stream s, Fn&& issue) {
       release();
       gpu_require_device<RT>();
+      CELLINT_EXPECTS(s != nullptr, "cellint: a step can only be recorded from a stream of its own (the ", RT::runtime,
+                      " default stream cannot be captured): give the grid a cellint::OwnStream<Backend>'s stream");
       CELLINT_GPU_CHECK(RT, StreamBeginCapture(s));
       try {
         issue();
@@ -262,6 +264,27 @@ struct GpuBackend {
    private:
     typename RT::Graph graph_ = nullptr;
     typename RT::GraphExec exec_ = nullptr;
+  };
+
+  /// A stream of its own (cudaStreamCreate / hipStreamCreate: ordered with the default stream), destroyed with the
+  /// object. Steps recorded as graphs need one.
+  class StreamOwner {
+   public:
+    /// Creates the stream. @throws GpuError, NoDevice
+    StreamOwner() {
+      gpu_require_device<RT>();
+      CELLINT_GPU_CHECK(RT, StreamCreate(&s_));
+    }
+    ~StreamOwner() {
+      if (s_ && RT::StreamDestroy(s_) != RT::Success) (void)RT::GetLastError();
+    }
+    StreamOwner(const StreamOwner&) = delete;
+    StreamOwner& operator=(const StreamOwner&) = delete;
+    /// The stream.
+    Stream get() const { return s_; }
+
+   private:
+    Stream s_ = nullptr;
   };
 
   /// Times GPU work on a stream with a pair of runtime events. Not copyable; movable.

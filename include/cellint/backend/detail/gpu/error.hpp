@@ -146,6 +146,8 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
   static Error EventRecord(Event e, Stream s) { return rt##EventRecord(e, s); }                                  \
   static Error EventSynchronize(Event e) { return rt##EventSynchronize(e); }                                     \
   static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }        \
+  static Error StreamCreate(Stream* s) { return rt##StreamCreate(s); }                                           \
+  static Error StreamDestroy(Stream s) { return rt##StreamDestroy(s); }                                          \
   static Error StreamBeginCapture(Stream s) { return rt##StreamBeginCapture(s, rt##StreamCaptureModeThreadLocal); } \
   static Error StreamEndCapture(Stream s, Graph* g) { return rt##StreamEndCapture(s, g); }                       \
   static Error GraphLaunch(GraphExec g, Stream s) { return rt##GraphLaunch(g, s); }                              \
