@@ -396,55 +396,20 @@ class Simulation {
 
     const auto t0 = std::chrono::steady_clock::now();
     for (long step = 1; step <= o_.steps; ++step) {
-      // [lj-step] one velocity-Verlet step (docs/lj.md quotes this block)
-      const bool timed = o_.breakdown;  // per-phase timers wait for the device
-      if (list_ && o_.graph && !timed && o_.neigh_every == 1 && !(o_.sort_every > 0 && step % o_.sort_every == 0)) {
-        // a step with a list: recorded once, then launched as one graph (GPU backends); the list's rebuild is
-        // decided on the device, so the recording serves every step until something reallocates
+      const bool sort = list_ && o_.sort_every > 0 && step % o_.sort_every == 0;
+      if (list_ && o_.graph && !o_.breakdown && o_.neigh_every == 1 && !sort) {
+        // [lj-step] one velocity-Verlet step with a list (docs/lj.md quotes this block): recorded once, then
+        // launched as one graph on GPUs; the list decides on the device whether to rebuild, so the recording serves
+        // every step until something is reallocated
         step_graph_.run([&] {
-          kick_drift();
-          list_->update(grid_);
-          compute_forces();
-          kick();
+          kick_drift();           // v += dt/2 F/m; x += dt v
+          list_->update(grid_);   // displacement check; rebuild on the device when needed
+          compute_forces();       // forces_[i] = sum over the list's neighbours j of LJ(x_i - x_j)
+          kick();                 // v += dt/2 F/m
         });
+        // [lj-step]
       } else {
-      if (timed) t_int.start();
-      kick_drift();
-      if (timed) {
-        t_int.stop();
-        res.integrate_s += 1e-3 * t_int.elapsed_ms();  // read before the timer is reused below
-        t_neigh.start();
-      }
-      if (list_) {
-        // the list decides on the device whether to rebuild; the host never waits for it
-        if (o_.sort_every > 0 && step % o_.sort_every == 0) {
-          grid_.rebuild();  // re-sorts by cell (locality); the list then rebuilds at once
-          ++res.sorts;
-          step_graph_.reset();  // positions and velocities moved to the other buffers
-        }
-        list_->update(grid_);
-      } else if (needs_rebuild()) {
-        grid_.rebuild();  // re-bins positions; velocities (attributes) follow
-        ++res.rebuilds;
-        if (o_.skin > 0) save_reference();
-      }
-      if (timed) {
-        t_neigh.stop();
-        t_pair.start();
-      }
-      compute_forces();  // forces_[i] = sum over neighbours j of LJ(x_i - x_j)
-      if (timed) {
-        t_pair.stop();
-        t_int.start();
-      }
-      kick();
-      // [lj-step]
-      if (timed) {
-        t_int.stop();
-        res.integrate_s += 1e-3 * t_int.elapsed_ms();
-        res.neigh_s += 1e-3 * t_neigh.elapsed_ms();
-        res.pair_s += 1e-3 * t_pair.elapsed_ms();
-      }
+        step_by_phase(res, step, sort, t_int, t_neigh, t_pair);
       }
 
       const auto o0 = std::chrono::steady_clock::now();
@@ -514,6 +479,49 @@ class Simulation {
     const auto v = velocities();
     Kick<Acc, Accum> k{{v[0], v[1], v[2]}, forces_.data(), static_cast<Acc>(0.5 * o_.dt / mass)};
     cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
+  }
+
+  // One step launched kernel by kernel: without a list (re-binned when needed), on a re-sort step, with
+  // ListOptions::every > 1 (a host-side choice a recording would freeze), or timed per phase (--breakdown).
+  template <class Timer>
+  void step_by_phase(Result& res, long step, bool sort, Timer& t_int, Timer& t_neigh, Timer& t_pair) {
+    (void)step;
+    const bool timed = o_.breakdown;  // per-phase timers wait for the device
+    if (timed) t_int.start();
+    kick_drift();
+    if (timed) {
+      t_int.stop();
+      res.integrate_s += 1e-3 * t_int.elapsed_ms();  // read before the timer is reused below
+      t_neigh.start();
+    }
+    if (list_) {
+      if (sort) {
+        grid_.rebuild();  // re-sorts by cell (locality); the list then rebuilds at once
+        ++res.sorts;
+        step_graph_.reset();  // positions and velocities moved to the other buffers
+      }
+      list_->update(grid_);
+    } else if (needs_rebuild()) {
+      grid_.rebuild();  // re-bins positions; velocities (attributes) follow
+      ++res.rebuilds;
+      if (o_.skin > 0) save_reference();
+    }
+    if (timed) {
+      t_neigh.stop();
+      t_pair.start();
+    }
+    compute_forces();
+    if (timed) {
+      t_pair.stop();
+      t_int.start();
+    }
+    kick();
+    if (timed) {
+      t_int.stop();
+      res.integrate_s += 1e-3 * t_int.elapsed_ms();
+      res.neigh_s += 1e-3 * t_neigh.elapsed_ms();
+      res.pair_s += 1e-3 * t_pair.elapsed_ms();
+    }
   }
 
   // Collects the list's rebuild steps (waits for the device: thermo steps only).
