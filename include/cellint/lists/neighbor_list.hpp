@@ -100,7 +100,6 @@ class NeighborList {
     grid_binning_ = grid.binning_count();
     if (capacity_ == 0) capacity_ = initial_capacity(grid.size());
     allocate_rows();
-    pack(grid, false, false);
     for (;;) {
       set_longest(grid, 0);
       detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
@@ -171,35 +170,44 @@ class NeighborList {
   Index size() const { return n_; }
   /// The options the list was made with.
   const ListOptions& options() const { return opts_; }
-  /// The list's cells: at least (cutoff + skin) / 2 wide, a particle's candidates are the 5^Dim cells around its own
-  /// (about 40 % fewer candidates in 3D than 3^Dim cells of width cutoff + skin).
+  /// The list's cells: at least cutoff + skin wide; a particle's candidates are the 3^Dim cells around its own.
   const GridGeometry<Real, Dim>& geometry() const { return geo_; }
   /// Whether the grid was re-binned (or is another grid) since the last build: its slots are not the rows' slots.
   bool stale(const Grid& grid) const {
     return grid.serial() != grid_serial_ || grid.binning_count() != grid_binning_ || grid.size() != n_;
   }
 
-  /// The rows on the host (slot -> neighbour slots, in stored order), for inspection and tests. Waits for the device.
+  /// The rows on the host, by the grid's slots (slot -> neighbour slots, in stored order), for inspection and tests.
+  /// Waits for the device. (On the backend rows are kept by list position: slots ordered by list cell at the last
+  /// rebuild, so that neighbouring threads walk neighbouring particles.)
   std::vector<std::vector<Index>> rows(const Grid& grid) const {
     expect_current(grid, "rows");
-    std::vector<Index> len(static_cast<std::size_t>(n_)), nbr(nbr_.size());
+    std::vector<Index> len(static_cast<std::size_t>(n_)), nbr(nbr_.size()), ids(static_cast<std::size_t>(n_));
     if (n_) {
       len_.download(len.data(), grid.stream());
       nbr_.download(nbr.data(), grid.stream());
+      ids_.download(ids.data(), grid.stream());
     }
     const auto s = shape(grid);
     std::vector<std::vector<Index>> r(static_cast<std::size_t>(n_));
-    for (Index i = 0; i < n_; ++i)
-      for (Index k = 0; k < std::min(len[static_cast<std::size_t>(i)], capacity_); ++k)
-        r[static_cast<std::size_t>(i)].push_back(nbr[s.at(i, k)]);
+    for (Index t = 0; t < n_; ++t) {
+      auto& row = r[static_cast<std::size_t>(ids[static_cast<std::size_t>(t)])];
+      for (Index k = 0; k < std::min(len[static_cast<std::size_t>(t)], capacity_); ++k)
+        row.push_back(ids[static_cast<std::size_t>(nbr[s.at(t, k)])]);
+    }
     return r;
   }
-  /// The row lengths as found by the last rebuild (a length above capacity() marks a row that overflowed).
+  /// The row lengths by slot, as found by the last rebuild (a length above capacity() marks a row that overflowed).
   std::vector<Index> row_lengths(const Grid& grid) const {
     expect_current(grid, "row_lengths");
-    std::vector<Index> len(static_cast<std::size_t>(n_));
-    if (n_) len_.download(len.data(), grid.stream());
-    return len;
+    std::vector<Index> len(static_cast<std::size_t>(n_)), ids(static_cast<std::size_t>(n_)),
+        by_slot(static_cast<std::size_t>(n_));
+    if (n_) {
+      len_.download(len.data(), grid.stream());
+      ids_.download(ids.data(), grid.stream());
+    }
+    for (std::size_t t = 0; t < len.size(); ++t) by_slot[static_cast<std::size_t>(ids[t])] = len[t];
+    return by_slot;
   }
 
   /// What the kernels see, with the grid's current positions.
@@ -220,7 +228,6 @@ class NeighborList {
     s.count = const_cast<std::uint32_t*>(count_.data());
     s.start = const_cast<std::uint32_t*>(start_.data());
     s.ids = const_cast<Index*>(ids_.data());
-    s.binned = const_cast<detail::Packed<Real>*>(binned_.data());
     s.packed = const_cast<detail::Packed<Real>*>(packed_.data());
     for (int d = 0; d < Dim; ++d) {
       s.pos[d] = grid.positions(d);
@@ -246,18 +253,7 @@ class NeighborList {
                     skin);
     CELLINT_EXPECTS(grid.built(), "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
                     "first");
-    static const char* axis[3] = {"x", "y", "z"};
-    const auto& box = grid.geometry().box;
-    const Real reach = grid.cutoff() + skin;
-    auto g = make_geometry(box, reach / 2);
-    // a periodic axis needs 5 cells, so that no cell is reached twice through a periodic face
-    for (int d = 0; d < Dim; ++d)
-      CELLINT_EXPECTS(!box.periodic[d] || g.cells[d] >= 5, "cellint::NeighborList: periodic axis ", axis[d],
-                      " has length ", box.lengths[d], ", less than 2.5 x (cutoff + skin) = ", 2.5 * reach,
-                      "; a list needs room for 5 cells of width (cutoff + skin) / 2; enlarge the box or reduce the "
-                      "skin");
-    g.cutoff = grid.cutoff();
-    return g;
+    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
   }
   bool same_box(const Box<Real, Dim>& b) const {
     for (int d = 0; d < Dim; ++d)
@@ -286,7 +282,6 @@ class NeighborList {
     cell_of_.resize(m);
     rank_.resize(m);
     ids_.resize(m);
-    binned_.resize(m);
     packed_.resize(m);
     for (auto& r : ref_) r.resize(m);
   }
@@ -327,7 +322,8 @@ class NeighborList {
   // more than skin / 2.
   void pack(const Grid& grid, bool check, bool count) {
     if (!n_) return;
-    detail::ListPack<Real, Dim> k{{}, {}, packed_.data(), Real(0.25) * skin_ * skin_, check, count, ctrl_.data()};
+    detail::ListPack<Real, Dim> k{{}, {}, ids_.data(), packed_.data(), Real(0.25) * skin_ * skin_, check, count,
+                                  ctrl_.data()};
     for (int d = 0; d < Dim; ++d) {
       k.pos[d] = grid.positions(d);
       k.ref[d] = ref_[d].data();
@@ -344,7 +340,7 @@ class NeighborList {
     scan_cells(s, stream);
     detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
     // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
-    // a row costs about 5^Dim cells of candidates
+    // a row costs about 3^Dim cells of candidates
     const unsigned threads = Backend::device_memory ? 64 : 16;
     const std::size_t bytes = sizeof(Index) * (static_cast<std::size_t>(capacity_) * threads + 1);
     if constexpr (Backend::is_gpu_like) {
@@ -402,7 +398,7 @@ class NeighborList {
   Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_, tile_sum_;
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];
-  Buffer<Backend, detail::Packed<Real>> binned_, packed_;
+  Buffer<Backend, detail::Packed<Real>> packed_;
 };
 
 namespace detail {
@@ -421,9 +417,10 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
     for (Index i = 0; i < n; ++i) o[i] = t == 0 ? T::init(f) : Accum{};
     const Index lo = static_cast<Index>(static_cast<long long>(n) * t / threads);
     const Index hi = static_cast<Index>(static_cast<long long>(n) * (t + 1) / threads);
-    for (Index i = lo; i < hi; ++i) {
-      const Accum acc = half_row<T>(s, v, f, i, [&](Index j, const Accum& aj) { add_accum<T>(o + j, aj); });
-      add_accum<T>(o + i, acc);
+    for (Index t = lo; t < hi; ++t) {
+      Index slot;
+      const Accum acc = half_row<T>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { add_accum<T>(o + j, aj); });
+      add_accum<T>(o + slot, acc);
     }
   });
   if (threads > 1)
@@ -474,7 +471,11 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
     B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out}, grid.stream());
   } else {
     const int threads = detail::host_threads_for(static_cast<long long>(n) * 16, detail::host_min_work);
-    detail::host_loop(n, 256, threads, [&](Index i) { out[i] = detail::row_accumulate<T>(s, v, f, i); });
+    detail::host_loop(n, 256, threads, [&](Index t) {
+      Index slot;
+      const auto acc = detail::row_accumulate<T>(s, v, f, t, &slot);
+      out[slot] = acc;
+    });
   }
   return rep;
 }

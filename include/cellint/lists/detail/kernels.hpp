@@ -63,24 +63,23 @@ struct alignas(4 * sizeof(Real)) Packed {
 /// What the list kernels see: the list's cells and rows, and the grid's current positions.
 template <class Real, int Dim>
 struct ListShape {
-  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= (cutoff + skin) / 2); geo.cutoff: the interaction cutoff
+  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= cutoff + skin); geo.cutoff is the interaction cutoff
   Real reach2;                  ///< (cutoff + skin)^2: the pairs a row holds
   Real inv_len[Dim];            ///< 1 / box length per axis (minimum image)
   Index n;                      ///< particles (grid slots)
   Index capacity;               ///< entries per row
   Index stride;                 ///< column-major rows: entry k of row i at k * stride + i; 0: row-major, i * capacity + k
-  bool half;                    ///< each pair once: row i holds only j > i
-  Index* nbr;                   ///< the rows
+  bool half;                    ///< each pair once: row t holds only list positions u > t
+  Index* nbr;                   ///< the rows, by list position; entries are list positions
   Index* len;                   ///< row lengths as found (a length above `capacity` marks an overflowed row)
   std::uint32_t* cell_of;       ///< slot -> list cell at the last rebuild
   std::uint32_t* rank;          ///< slot -> rank inside its cell (binning scratch)
   std::uint32_t* count;         ///< per-cell counts (kept at zero between rebuilds)
-  std::uint32_t* start;         ///< cell c holds ids[start[c] .. start[c + 1])
-  Index* ids;                   ///< slots ordered by list cell
-  Packed<Real>* binned;         ///< positions and slots ordered by list cell (as at the last rebuild)
-  Packed<Real>* packed;         ///< positions by slot, as the last update() saw them (what interact() reads)
+  std::uint32_t* start;         ///< cell c holds the list positions start[c] .. start[c + 1] - 1
+  Index* ids;                   ///< list position -> slot (slots ordered by list cell at the last rebuild)
+  Packed<Real>* packed;         ///< positions and slots by list position, as the last update() saw them
   const Real* pos[Dim];         ///< the grid's positions (current)
-  Real* ref[Dim];               ///< positions at the last rebuild
+  Real* ref[Dim];               ///< positions at the last rebuild, by list position
   unsigned* ctrl;               ///< ListWord words
   Index* log;                   ///< update number of each rebuild (ring of log_size entries)
   Index log_size;               ///< entries in `log`
@@ -122,92 +121,59 @@ struct ListShape {
     cell = geo.linear(c);
     return true;
   }
-  /// Calls fn(j, dr, r2) for every slot j of the 5^Dim list cells (span 2) around slot i's cell (as binned at the
-  /// last rebuild) with r2 = |dr|^2 < r2max, dr the minimum-image x_i - x_j; j == i is left out, and with `half` every
-  /// j < i too. Positions are the binned ones (`Current` false: the rebuild itself) or the packed current ones. Complete
-  /// for r2max <= reach2 as long as no particle moved more than skin / 2 since the last rebuild. Cells adjacent along X
-  /// are one contiguous range of the binned arrays.
-  template <bool Current, class Fn>
-  CELLINT_HD void for_each_candidate(Index i, const Vec<Real, Dim>& xi, Real r2max, Fn&& fn) const {
+  /// Calls fn(u, j, dr, r2) for every list position u (slot j) of the 3^Dim list cells around the cell of list
+  /// position t, with r2 = |dr|^2 < r2max and dr the minimum-image x_t - x_u (current positions: `packed`); u == t is
+  /// left out, and with `half` every u < t too. Complete for r2max <= reach2 while no particle has moved more than
+  /// skin / 2 since the last rebuild. Cells adjacent along X are one contiguous range of list positions.
+  template <class Fn>
+  CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn) const {
     Index c[Dim];
-    geo.coords(static_cast<Index>(cell_of[i]), c);
-    constexpr int span = 2, w = 2 * span + 1;
-    const int rows = Dim == 3 ? w * w : w;
-    for (int r = 0; r < rows; ++r) {
-      // the row of cells at (y, z) offsets; skip it past an open face
-      Index row = 0;
-      bool inside = true;
-      for (int d = Dim - 1, o = r; d >= 1; --d) {
-        Index y = c[d] + ((d == 1 ? o % w : o / w) - span);
-        Real unused;
-        inside = inside && wrap_axis(geo, d, y, unused);
-        row = row * geo.cells[d] + y;
+    geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
+    for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
+      const Index u1 = static_cast<Index>(start[c1]);
+      for (Index u = static_cast<Index>(start[c0]); u < u1; ++u) {
+        if (half ? u <= t : u == t) continue;
+        const Packed<Real> p = packed[u];
+        Vec<Real, Dim> dr;
+        for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - p.v[d];
+        minimum_image(dr);
+        const Real r2 = norm2(dr);
+        if (r2 < r2max) fn(u, p.slot(), dr, r2);
       }
-      if (!inside) continue;
-      row *= geo.cells[0];
-      // the X range [c0 - span, c0 + span]: clamped at open faces, at most two pieces across a periodic one
-      Index lo = c[0] - span, hi = c[0] + span;
-      Index pieces[2][2];
-      int np = 0;
-      if (!geo.box.periodic[0]) {
-        pieces[np][0] = lo < 0 ? 0 : lo;
-        pieces[np][1] = hi >= geo.cells[0] ? geo.cells[0] - 1 : hi;
-        ++np;
-      } else if (lo < 0) {
-        pieces[np][0] = lo + geo.cells[0], pieces[np][1] = geo.cells[0] - 1, ++np;
-        pieces[np][0] = 0, pieces[np][1] = hi, ++np;
-      } else if (hi >= geo.cells[0]) {
-        pieces[np][0] = lo, pieces[np][1] = geo.cells[0] - 1, ++np;
-        pieces[np][0] = 0, pieces[np][1] = hi - geo.cells[0], ++np;
-      } else {
-        pieces[np][0] = lo, pieces[np][1] = hi, ++np;
-      }
-      for (int q = 0; q < np; ++q) {
-        const std::uint32_t s1 = start[row + pieces[q][1] + 1];
-        for (std::uint32_t s0 = start[row + pieces[q][0]]; s0 < s1; ++s0) {
-          const Packed<Real> b = binned[s0];
-          const Index j = b.slot();
-          if (half ? j <= i : j == i) continue;
-          const Packed<Real> p = Current ? packed[j] : b;
-          Vec<Real, Dim> dr;
-          for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - p.v[d];
-          minimum_image(dr);
-          const Real r2 = norm2(dr);
-          if (r2 < r2max) fn(j, dr, r2);
-        }
-      }
-    }
+    });
   }
-  /// Slot i's packed position (as the last update() saw it).
-  CELLINT_HD Vec<Real, Dim> packed_position(Index i) const {
-    const Packed<Real> p = packed[i];
+  /// The packed position of list position t (as the last update() saw it).
+  CELLINT_HD Vec<Real, Dim> packed_position(Index t) const {
+    const Packed<Real> p = packed[t];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) x[d] = p.v[d];
     return x;
   }
 };
 
-/// Packs slot i's position for interact() and, with `check`, raises `request` when it moved farther than sqrt(limit2)
-/// since the last rebuild (or is not finite).
+/// Packs the position of list position t (slot ids[t]) for interact() and, with `check`, raises `request` when it
+/// moved farther than sqrt(limit2) since the last rebuild (or is not finite).
 template <class Real, int Dim>
 struct ListPack {
-  const Real* pos[Dim];   ///< current positions
-  const Real* ref[Dim];   ///< positions at the last rebuild
-  Packed<Real>* packed;   ///< out: packed positions
+  const Real* pos[Dim];   ///< current positions, by slot
+  const Real* ref[Dim];   ///< positions at the last rebuild, by list position
+  const Index* ids;       ///< list position -> slot
+  Packed<Real>* packed;   ///< out: packed positions, by list position
   Real limit2;            ///< (skin / 2)^2
   bool check;             ///< test the displacement
   bool count;             ///< count an update
   unsigned* ctrl;         ///< ListWord words
   template <class A>
-  CELLINT_HD void operator()(A& a, Index i) const {
-    if (count && i == 0) ++ctrl[ListWord::updates];
+  CELLINT_HD void operator()(A& a, Index t) const {
+    if (count && t == 0) ++ctrl[ListWord::updates];
+    const Index i = ids[t];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
-    packed[i] = Packed<Real>::template make<Dim>(x, i);
+    packed[t] = Packed<Real>::template make<Dim>(x, i);
     if (!check) return;
     Real r2 = 0;
     for (int d = 0; d < Dim; ++d) {
-      const Real dx = x[d] - ref[d][i];
+      const Real dx = x[d] - ref[d][t];
       r2 += dx * dx;
     }
     if (!(r2 <= limit2)) a.atomic_max(&ctrl[ListWord::request], 1u);
@@ -321,7 +287,7 @@ struct ListScanCells {
   }
 };
 
-/// Rebuild step 3: slots in list-cell order.
+/// Rebuild step 3: slots in list-cell order (the list positions), their positions packed, the reference positions.
 template <class Real, int Dim>
 struct ListScatter {
   ListShape<Real, Dim> s;  ///< the list
@@ -329,28 +295,29 @@ struct ListScatter {
   CELLINT_HD void operator()(A&, Index i) const {
     if (!s.ctrl[ListWord::active]) return;
     const std::uint32_t at = s.start[s.cell_of[i]] + s.rank[i];
+    const Vec<Real, Dim> x = s.position(i);
     s.ids[at] = i;
-    s.binned[at] = Packed<Real>::template make<Dim>(s.position(i), i);
+    s.packed[at] = Packed<Real>::template make<Dim>(x, i);
+    for (int d = 0; d < Dim; ++d) s.ref[d][at] = x[d];
   }
 };
 
-/// Rebuild step 4: row i = the slots within cutoff + skin of slot i (up to `capacity` stored, the length counted in
-/// full); the reference position for the displacement check.
+/// Rebuild step 4: row t = the list positions within cutoff + skin of list position t (up to `capacity` stored, the
+/// length counted in full). Neighbouring threads are neighbouring particles of one cell: they walk the same cells.
 template <class Real, int Dim>
 struct ListBuildRows {
   ListShape<Real, Dim> s;  ///< the list
   template <class A>
-  CELLINT_HD void operator()(A& a, Index i) const {
+  CELLINT_HD void operator()(A& a, Index t) const {
     if (!s.ctrl[ListWord::active]) return;
-    const Vec<Real, Dim> xi = s.position(i);
+    const Vec<Real, Dim> xt = s.packed_position(t);
     Index m = 0;
-    s.template for_each_candidate<false>(i, xi, s.reach2, [&](Index j, const Vec<Real, Dim>&, Real) {
-      if (m < s.capacity) s.nbr[s.at(i, m)] = j;
+    s.for_each_candidate(t, xt, s.reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real) {
+      if (m < s.capacity) s.nbr[s.at(t, m)] = u;
       ++m;
     });
-    s.len[i] = m;
+    s.len[t] = m;
     if (m > 0) a.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
-    for (int d = 0; d < Dim; ++d) s.ref[d][i] = xi[d];
   }
 };
 
@@ -368,20 +335,19 @@ struct ListBuildRowsStaged {
     unsigned* longest = reinterpret_cast<unsigned*>(sh + static_cast<std::size_t>(s.capacity) * threads);
     if (t == 0) *longest = 0;
     b.sync();
-    const Index first = static_cast<Index>(b.block_rank()) * threads, i = first + t;
-    if (i < s.n) {
-      const Vec<Real, Dim> xi = s.position(i);
+    const Index first = static_cast<Index>(b.block_rank()) * threads, row = first + t;
+    if (row < s.n) {
+      const Vec<Real, Dim> xt = s.packed_position(row);
       Index m = 0;
-      s.template for_each_candidate<false>(i, xi, s.reach2, [&](Index j, const Vec<Real, Dim>&, Real) {
-        if (m < s.capacity) sh[static_cast<std::size_t>(m) * threads + t] = j;
+      s.for_each_candidate(row, xt, s.reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real) {
+        if (m < s.capacity) sh[static_cast<std::size_t>(m) * threads + t] = u;
         ++m;
       });
-      s.len[i] = m;
+      s.len[row] = m;
       if (m > 0) {
         b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
         b.atomic_max(longest, static_cast<unsigned>(m < s.capacity ? m : s.capacity));
       }
-      for (int d = 0; d < Dim; ++d) s.ref[d][i] = xi[d];
     }
     b.sync();
     const Index rows = static_cast<Index>(*longest);
@@ -392,24 +358,24 @@ struct ListBuildRowsStaged {
   }
 };
 
-/// The sources of row i, as the pair loop reads them: entry k is the slot nbr[at(i, k)] at its image nearest x_i.
+/// The sources of row t, as the pair loop reads them: entry k is list position u = nbr[at(t, k)], at its image nearest
+/// x_t, with its slot (for the payload).
 template <class T, class F, class Real, int Dim>
 struct RowSources {
   const ListShape<Real, Dim>& s;  ///< the list
   const GridView<Real, Dim>& v;   ///< the grid (payloads)
   const F& f;                     ///< the functor
-  Index i;                        ///< the target
-  Vec<Real, Dim> xi;              ///< its position
-  /// Entry k of row i.
+  Index t;                        ///< the target's list position
+  Vec<Real, Dim> xt;              ///< its position
+  /// Entry k of row t.
   CELLINT_HD GlobalSource<T, F, Real, Dim> operator[](Index k) const {
-    const Index j = s.nbr[s.at(i, k)];
-    const Packed<Real> p = s.packed[j];
+    const Packed<Real> p = s.packed[s.nbr[s.at(t, k)]];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) {
       x[d] = p.v[d];
-      if (s.geo.box.periodic[d]) x[d] += s.geo.box.lengths[d] * round_nearest((xi[d] - x[d]) * s.inv_len[d]);
+      if (s.geo.box.periodic[d]) x[d] += s.geo.box.lengths[d] * round_nearest((xt[d] - x[d]) * s.inv_len[d]);
     }
-    return {x, f, v, j};
+    return {x, f, v, p.slot()};
   }
 };
 
@@ -424,27 +390,31 @@ CELLINT_HD CELLINT_INLINE void pair_term(const F& f, const GridView<Real, Dim>& 
     f(acc, pt, T::load(f, v, j), dr, r2);
 }
 
-/// The full-list accumulation of target i (every neighbour in its row; a row that overflowed is scanned from the
-/// list's cells instead, so no pair is lost before the host grows the rows).
+/// The full-list accumulation of the target at list position t, whose slot goes to *slot (every neighbour in its row;
+/// a row that overflowed is scanned from the list's cells instead, so no pair is lost before the host grows the rows).
 CELLINT_HD_WARNING_DISABLE
 template <class T, class F, class Real, int Dim>
 CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
-                                                           const F& f, Index i) {
-  const Vec<Real, Dim> xi = s.packed_position(i);
-  const auto pi = T::load(f, v, i);
+                                                           const F& f, Index t, Index* slot) {
+  const Packed<Real> me = s.packed[t];
+  Vec<Real, Dim> xt;
+  for (int d = 0; d < Dim; ++d) xt[d] = me.v[d];
+  *slot = me.slot();
+  const auto pt = T::load(f, v, *slot);
   auto acc = T::init(f);
   const Real rc2 = cutoff2(s.geo);
-  const Index m = s.len[i];
+  const Index m = s.len[t];
   if (m <= s.capacity) {
-    accumulate<T>(f, RowSources<T, F, Real, Dim>{s, v, f, i, xi}, 0, m, xi, pi, rc2, acc);
+    accumulate<T>(f, RowSources<T, F, Real, Dim>{s, v, f, t, xt}, 0, m, xt, pt, rc2, acc);
   } else {
-    s.template for_each_candidate<true>(i, xi, T::cutoff_test ? rc2 : s.reach2,
-                         [&](Index j, const Vec<Real, Dim>& dr, Real r2) { pair_term<T>(f, v, j, dr, r2, pi, acc); });
+    s.for_each_candidate(t, xt, T::cutoff_test ? rc2 : s.reach2,
+                         [&](Index, Index j, const Vec<Real, Dim>& dr, Real r2) { pair_term<T>(f, v, j, dr, r2, pt, acc); });
   }
   return acc;
 }
 
-/// out[i] = the full-list accumulation of target i, one thread per target.
+/// out[slot] = the full-list accumulation of each target, one thread per list position (neighbouring threads are
+/// neighbouring particles).
 template <class F, class Real, int Dim>
 struct ListInteract {
   using T = FunctorTraits<F, Real, Dim>;
@@ -454,8 +424,11 @@ struct ListInteract {
   typename T::Accum* out;   ///< one accumulator per slot
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
-    const Index i = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
-    if (i < s.n) out[i] = row_accumulate<T>(s, v, f, i);
+    const Index t = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
+    if (t >= s.n) return;
+    Index slot;
+    const auto acc = row_accumulate<T>(s, v, f, t, &slot);
+    out[slot] = acc;
   }
 };
 
@@ -479,17 +452,21 @@ CELLINT_HD CELLINT_INLINE void add_accum(typename T::Accum* p, const typename T:
   for (int e = 0; e < k; ++e) dst[e] += src[e];
 }
 
-/// Walks the half row of target i (every pair once, Newton's third law): calls sink(j, acc_j) with the source's share
-/// of each pair and returns the target's share. Overflowed rows are scanned from the list's cells.
+/// Walks the half row of list position t (every pair once, Newton's third law): calls sink(j, acc_j) with the source
+/// slot j's share of each pair and returns the target's share (its slot goes to *slot). Overflowed rows are scanned
+/// from the list's cells.
 CELLINT_HD_WARNING_DISABLE
 template <class T, class F, class Real, int Dim, class Sink>
 CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
-                                                     const F& f, Index i, Sink&& sink) {
-  const Vec<Real, Dim> xi = s.packed_position(i);
-  const auto pi = T::load(f, v, i);
+                                                     const F& f, Index t, Index* slot, Sink&& sink) {
+  const Packed<Real> me = s.packed[t];
+  Vec<Real, Dim> xi;
+  for (int d = 0; d < Dim; ++d) xi[d] = me.v[d];
+  *slot = me.slot();
+  const auto pi = T::load(f, v, *slot);
   typename T::Accum acc{};
   const Real r2max = T::cutoff_test ? cutoff2(s.geo) : s.reach2;
-  auto pair = [&](Index j, const Vec<Real, Dim>& dr, Real r2) {
+  auto pair = [&](Index, Index j, const Vec<Real, Dim>& dr, Real r2) {
     typename T::Accum aj{};
     if constexpr (T::position_only)
       f.symmetric(acc, aj, pi, pi, dr, r2);
@@ -497,10 +474,10 @@ CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>&
       f.symmetric(acc, aj, pi, T::load(f, v, j), dr, r2);
     sink(j, aj);
   };
-  const Index m = s.len[i];
+  const Index m = s.len[t];
   if (m <= s.capacity) {
     // the row's loop written out (no lambda holding the accumulator by reference: it stays in registers)
-    const RowSources<T, F, Real, Dim> src{s, v, f, i, xi};
+    const RowSources<T, F, Real, Dim> src{s, v, f, t, xi};
     for (Index k = 0; k < m; ++k) {
       const auto sj = src[k];
       Vec<Real, Dim> dr;
@@ -516,7 +493,7 @@ CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>&
       }
     }
   } else {
-    s.template for_each_candidate<true>(i, xi, r2max, pair);
+    s.for_each_candidate(t, xi, r2max, pair);
   }
   return acc;
 }
@@ -543,12 +520,13 @@ struct ListInteractHalf {
   typename T::Accum* out;   ///< one accumulator per slot, holding init
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
-    const Index i = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
-    if (i >= s.n) return;
-    const auto acc = half_row<T>(s, v, f, i, [&](Index j, const typename T::Accum& aj) {
+    const Index t = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
+    if (t >= s.n) return;
+    Index slot;
+    const auto acc = half_row<T>(s, v, f, t, &slot, [&](Index j, const typename T::Accum& aj) {
       atomic_add_accum<T>(b, out + j, aj);
     });
-    atomic_add_accum<T>(b, out + i, acc);
+    atomic_add_accum<T>(b, out + slot, acc);
   }
 };
 
