@@ -37,11 +37,11 @@ struct alignas(4 * sizeof(Real)) Packed {
   CELLINT_HD Index slot() const {
     if constexpr (sizeof(Real) == 4) {
       Index j;
-      std::memcpy(&j, &v[3], sizeof j);
+      __builtin_memcpy(&j, &v[3], sizeof j);
       return j;
     } else {
       long long j;
-      std::memcpy(&j, &v[3], sizeof j);
+      __builtin_memcpy(&j, &v[3], sizeof j);
       return static_cast<Index>(j);
     }
   }
@@ -51,10 +51,10 @@ struct alignas(4 * sizeof(Real)) Packed {
     Packed p;
     for (int d = 0; d < 3; ++d) p.v[d] = d < Dim ? x[d] : Real(0);
     if constexpr (sizeof(Real) == 4) {
-      std::memcpy(&p.v[3], &j, sizeof j);
+      __builtin_memcpy(&p.v[3], &j, sizeof j);
     } else {
       const long long w = j;
-      std::memcpy(&p.v[3], &w, sizeof w);
+      __builtin_memcpy(&p.v[3], &w, sizeof w);
     }
     return p;
   }
