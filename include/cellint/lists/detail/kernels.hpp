@@ -129,17 +129,24 @@ struct ListShape {
   CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn) const {
     Index c[Dim];
     geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
+    auto visit = [&](Index u, const Packed<Real>& p) {
+      if (half ? u <= t : u == t) return;
+      Vec<Real, Dim> dr;
+      for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - p.v[d];
+      minimum_image(dr);
+      const Real r2 = norm2(dr);
+      if (r2 < r2max) fn(u, p.slot(), dr, r2);
+    };
     for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
       const Index u1 = static_cast<Index>(start[c1]);
-      for (Index u = static_cast<Index>(start[c0]); u < u1; ++u) {
-        if (half ? u <= t : u == t) continue;
-        const Packed<Real> p = packed[u];
-        Vec<Real, Dim> dr;
-        for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - p.v[d];
-        minimum_image(dr);
-        const Real r2 = norm2(dr);
-        if (r2 < r2max) fn(u, p.slot(), dr, r2);
+      Index u = static_cast<Index>(start[c0]);
+      // eight records loaded before any is used: the loop is bound by their latency, not by the arithmetic
+      for (; u + 8 <= u1; u += 8) {
+        Packed<Real> p[8];
+        for (int q = 0; q < 8; ++q) p[q] = packed[u + q];
+        for (int q = 0; q < 8; ++q) visit(u + q, p[q]);
       }
+      for (; u < u1; ++u) visit(u, packed[u]);
     });
   }
   /// The packed position of list position t (as the last update() saw it).
@@ -368,8 +375,10 @@ struct RowSources {
   Index t;                        ///< the target's list position
   Vec<Real, Dim> xt;              ///< its position
   /// Entry k of row t.
-  CELLINT_HD GlobalSource<T, F, Real, Dim> operator[](Index k) const {
-    const Packed<Real> p = s.packed[s.nbr[s.at(t, k)]];
+  CELLINT_HD GlobalSource<T, F, Real, Dim> operator[](Index k) const { return at_entry(s.nbr[s.at(t, k)]); }
+  /// The source at list position u.
+  CELLINT_HD GlobalSource<T, F, Real, Dim> at_entry(Index u) const {
+    const Packed<Real> p = s.packed[u];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) {
       x[d] = p.v[d];
@@ -405,7 +414,18 @@ CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real,
   const Real rc2 = cutoff2(s.geo);
   const Index m = s.len[t];
   if (m <= s.capacity) {
-    accumulate<T>(f, RowSources<T, F, Real, Dim>{s, v, f, t, xt}, 0, m, xt, pt, rc2, acc);
+    // eight entries, then their eight records, in flight before the first pair is evaluated
+    const RowSources<T, F, Real, Dim> src{s, v, f, t, xt};
+    Index k = 0;
+    for (; k + 8 <= m; k += 8) {
+      Index u[8];
+      for (int q = 0; q < 8; ++q) u[q] = s.nbr[s.at(t, k + q)];
+      GlobalSource<T, F, Real, Dim> sq[8] = {src.at_entry(u[0]), src.at_entry(u[1]), src.at_entry(u[2]),
+                                            src.at_entry(u[3]), src.at_entry(u[4]), src.at_entry(u[5]),
+                                            src.at_entry(u[6]), src.at_entry(u[7])};
+      for (int q = 0; q < 8; ++q) accumulate_pair<T>(f, sq[q], xt, pt, rc2, acc);
+    }
+    accumulate<T>(f, src, k, m, xt, pt, rc2, acc);
   } else {
     s.for_each_candidate(t, xt, T::cutoff_test ? rc2 : s.reach2,
                          [&](Index, Index j, const Vec<Real, Dim>& dr, Real r2) { pair_term<T>(f, v, j, dr, r2, pt, acc); });
