@@ -45,10 +45,11 @@ struct ListStats {
   std::vector<long> rebuilt_at;    ///< update numbers of the rebuilds since the previous check() (the last 4096)
 };
 
-/// A Verlet neighbour list of the particles of a CellGrid: row i holds the slots j within cutoff + skin of slot i
-/// (every j != i, or with ListOptions::half only j > i), found through a cell grid of its own whose cells are at least
+/// A Verlet neighbour list of the particles of a CellGrid: for each particle, the particles within cutoff + skin (all of
+/// them, or with ListOptions::half each pair once), found through a cell grid of its own whose cells are at least
 /// cutoff + skin wide. interact(list, grid, f, out) then evaluates the pairs within the cutoff from the rows; the rows
-/// stay valid while no particle moves more than skin / 2, which update() checks on the backend.
+/// stay valid while no particle moves more than skin / 2, which update() checks on the backend. On the backend the
+/// rows are kept in *list order* (particles ordered by list cell at the last rebuild); rows() shows them by slot.
 ///
 /// A time step calls update(grid) after moving the positions (grid.positions(d), in place) and then interact():
 ///  - update() issues the displacement check and the four rebuild kernels; the rebuild kernels return at once unless
@@ -60,7 +61,8 @@ struct ListStats {
 ///    re-binning already synchronised). interact() over a list older than the grid's binning throws.
 ///
 /// Positions may leave the box between grid rebuilds (periodic axes wrap in the list's cells and pairs use the minimum
-/// image); a non-finite position is reported by check() and by grid.rebuild().
+/// image); a non-finite position is reported by check() and by grid.rebuild(). interact() reads the positions as the
+/// last update() (or build()) packed them: call update() after moving the particles.
 ///
 /// @tparam Backend Host, Emulated, Cuda or Hip; @tparam Real float or double; @tparam Dim 2 or 3
 template <class Backend, class Real, int Dim>
