@@ -341,15 +341,17 @@ class NeighborList {
     detail::parallel_for<Backend>(n_, detail::ListBinCount<Real, Dim>{s}, stream);
     scan_cells(s, stream);
     detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
-    // one block per list cell, candidates shared through shared memory, rows staged there, where they fit (column-major
-    // rows on GPU-like backends); else one thread per particle writing its row directly. A row costs about 3^Dim
-    // cells of candidates.
+    // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
+    // a row costs about 3^Dim cells of candidates
+    const unsigned threads = Backend::device_memory ? 64 : 16;
+    const std::size_t bytes = sizeof(Index) * (static_cast<std::size_t>(capacity_) * threads + 1);
     if constexpr (Backend::is_gpu_like) {
-      using K = detail::ListBuildRowsByCell<Real, Dim>;
-      const unsigned threads = Backend::device_memory ? 32 : 8;
-      if (columns_ && K::bytes(threads, capacity_) <= 48 * 1024) {
-        Backend::launch(LaunchShape{static_cast<unsigned>(geo_.cell_count()), threads, K::bytes(threads, capacity_)},
-                        K{s}, stream);
+#if !defined(CELLINT_LIST_STAGED_BYTES)
+#  define CELLINT_LIST_STAGED_BYTES (48 * 1024)
+#endif
+      if (columns_ && bytes <= CELLINT_LIST_STAGED_BYTES) {
+        Backend::launch(LaunchShape{static_cast<unsigned>((n_ + threads - 1) / threads), threads, bytes},
+                        detail::ListBuildRowsStaged<Real, Dim>{s}, stream);
         return;
       }
     }

@@ -332,103 +332,39 @@ struct ListBuildRows {
   }
 };
 
-/// Rebuild step 4 on GPU-like backends, one block per list cell: the block's threads are the cell's particles (in
-/// groups of block_size() when the cell holds more), and the block loads the candidates of the 3^Dim cells around it
-/// into shared memory a chunk at a time, so that every thread tests the same records (shared-memory broadcasts, no
-/// divergence), instead of each thread re-reading them from global memory. Rows are staged in shared memory too and
-/// written out column by column, so that neighbouring particles' entries go out together (found one at a time, they
-/// would be scattered 4-byte writes).
+/// Rebuild step 4 on GPU-like backends, rows staged in shared memory: a block's threads find their rows into
+/// `capacity` x block_size() words, then the block writes them out column by column, so that neighbouring targets'
+/// entries go out together (found one by one, they would be scattered 4-byte writes).
 template <class Real, int Dim>
-struct ListBuildRowsByCell {
-  static constexpr int chunk = 128;  ///< candidates per shared-memory load
-  /// The stencil's X-merged ranges of list positions and their prefix sums.
-  struct Head {
-    Index lo[27], pre[28];  // up to 3^Dim ranges (cells adjacent along X merge unless a periodic face parts them)
-    int ranges;
-    unsigned longest;
-  };
-  /// Shared-memory bytes for a block of `threads` and rows of `capacity` entries.
-  static constexpr std::size_t bytes(unsigned threads, Index capacity) {
-    return head_bytes() + chunk * (sizeof(Packed<Real>) + sizeof(Index)) +
-           sizeof(Index) * static_cast<std::size_t>(capacity) * threads;
-  }
-  static constexpr std::size_t head_bytes() { return (sizeof(Head) + 31) / 32 * 32; }
+struct ListBuildRowsStaged {
   ListShape<Real, Dim> s;  ///< the list (column-major rows)
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     if (!s.ctrl[ListWord::active]) return;
-    const Index cell = static_cast<Index>(b.block_rank());
-    const Index t0 = static_cast<Index>(s.start[cell]), t1 = static_cast<Index>(s.start[cell + 1]);
-    if (t0 == t1) return;  // (the whole block)
-    unsigned char* base = b.template shared<unsigned char>();
-    Head& h = *reinterpret_cast<Head*>(base);
-    Packed<Real>* cand = reinterpret_cast<Packed<Real>*>(base + head_bytes());
-    Index* cand_u = reinterpret_cast<Index*>(cand + chunk);
-    Index* rows = cand_u + chunk;
-    const int tid = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
-    if (tid == 0) {
-      Index c[Dim];
-      s.geo.coords(cell, c);
-      int r = 0;
-      h.pre[0] = 0;
-      for_each_neighbor_range<true>(s.geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
-        h.lo[r] = static_cast<Index>(s.start[c0]);
-        h.pre[r + 1] = h.pre[r] + static_cast<Index>(s.start[c1]) - h.lo[r];
-        ++r;
+    Index* sh = b.template shared<Index>();  // entry k of thread t at k * block_size() + t; then the longest row
+    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
+    unsigned* longest = reinterpret_cast<unsigned*>(sh + static_cast<std::size_t>(s.capacity) * threads);
+    if (t == 0) *longest = 0;
+    b.sync();
+    const Index first = static_cast<Index>(b.block_rank()) * threads, row = first + t;
+    if (row < s.n) {
+      const Vec<Real, Dim> xt = s.packed_position(row);
+      Index m = 0;
+      s.template for_each_candidate<8>(row, xt, s.reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real) {
+        if (m < s.capacity) sh[static_cast<std::size_t>(m) * threads + t] = u;
+        ++m;
       });
-      h.ranges = r;
-      h.longest = 0;
+      s.len[row] = m;
+      if (m > 0) {
+        b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
+        b.atomic_max(longest, static_cast<unsigned>(m < s.capacity ? m : s.capacity));
+      }
     }
     b.sync();
-    const Index total = h.pre[h.ranges];
-    for (Index g = t0; g < t1; g += threads) {  // the cell's particles, block_size() at a time
-      const Index t = g + tid;
-      const bool mine = t < t1;
-      Vec<Real, Dim> xt{};
-      if (mine) xt = s.packed_position(t);
-      Index m = 0;
-      for (Index off = 0; off < total; off += chunk) {
-        const Index n = total - off < chunk ? total - off : chunk;
-        for (Index q = tid; q < n; q += threads) {
-          int r = 0;
-          while (h.pre[r + 1] <= off + q) ++r;
-          const Index u = h.lo[r] + (off + q - h.pre[r]);
-          cand_u[q] = u;
-          cand[q] = s.packed[u];
-        }
-        b.sync();
-        if (mine) {
-          for (Index q = 0; q < n; ++q) {
-            const Index u = cand_u[q];
-            if (s.half ? u <= t : u == t) continue;
-            const Packed<Real> p = cand[q];
-            Vec<Real, Dim> dr;
-            for (int d = 0; d < Dim; ++d) dr[d] = xt[d] - p.v[d];
-            s.minimum_image(dr);
-            if (norm2(dr) < s.reach2) {
-              if (m < s.capacity) rows[static_cast<std::size_t>(m) * threads + tid] = u;
-              ++m;
-            }
-          }
-        }
-        b.sync();  // the chunk is read by every thread before the next one overwrites it
-      }
-      if (mine) {
-        s.len[t] = m;
-        if (m > 0) {
-          b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
-          b.atomic_max(&h.longest, static_cast<unsigned>(m < s.capacity ? m : s.capacity));
-        }
-      }
-      b.sync();
-      const Index longest = static_cast<Index>(h.longest);
-      for (Index e = tid; e < longest * threads; e += threads) {
-        const Index k = e / threads, tt = g + e % threads;
-        if (tt < t1 && k < s.len[tt]) s.nbr[s.at(tt, k)] = rows[e];
-      }
-      b.sync();
-      if (tid == 0) h.longest = 0;
-      b.sync();
+    const Index rows = static_cast<Index>(*longest);
+    for (Index e = t; e < rows * threads; e += threads) {
+      const Index k = e / threads, tt = e % threads;
+      if (first + tt < s.n && k < s.len[first + tt]) s.nbr[s.at(first + tt, k)] = sh[e];
     }
   }
 };
