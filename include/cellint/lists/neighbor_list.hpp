@@ -346,10 +346,7 @@ class NeighborList {
     const unsigned threads = Backend::device_memory ? 64 : 16;
     const std::size_t bytes = sizeof(Index) * (static_cast<std::size_t>(capacity_) * threads + 1);
     if constexpr (Backend::is_gpu_like) {
-#if !defined(CELLINT_LIST_STAGED_BYTES)
-#  define CELLINT_LIST_STAGED_BYTES (48 * 1024)
-#endif
-      if (columns_ && bytes <= CELLINT_LIST_STAGED_BYTES) {
+      if (columns_ && bytes <= 48 * 1024) {
         Backend::launch(LaunchShape{static_cast<unsigned>((n_ + threads - 1) / threads), threads, bytes},
                         detail::ListBuildRowsStaged<Real, Dim>{s}, stream);
         return;
