@@ -147,10 +147,7 @@ class NeighborList {
       st.rebuilt_at.push_back(static_cast<long>(log[static_cast<std::size_t>(b % log_size)]));
     logged_ = builds;
     set_longest(grid, 0);
-    if (st.longest > capacity_ && !stale(grid)) {
-      build(grid);  // grows the rows
-      st.longest = std::max(st.longest, capacity_);
-    }
+    if (st.longest > capacity_ && !stale(grid)) build(grid);  // grows the rows
     st.grew = grew_;
     grew_ = false;
     ctrl_.download(w, grid.stream());
