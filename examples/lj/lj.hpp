@@ -313,6 +313,9 @@ template <class Backend>
 std::string list_mode(const Options& o) {
   if (o.list != "auto") return o.list;
   if (o.strategy != "auto") return "none";  // a named cell strategy
+  // a list needs 3 of its cells (width cutoff + skin) along each side of the box
+  const double box = o.cells * std::pow(4.0 / o.density, 1.0 / 3.0);
+  if (box < 3.0 * (o.cutoff + (o.skin >= 0 ? o.skin : 0.3))) return "none";
   return Backend::is_gpu_like ? "full" : "half";
 }
 
