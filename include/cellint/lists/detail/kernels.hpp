@@ -142,6 +142,7 @@ struct ListShape {
     for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
       const Index u1 = static_cast<Index>(start[c1]);
       Index u = static_cast<Index>(start[c0]);
+      if (half && u <= t) u = t + 1;  // a half row holds later list positions only: skip the rest of the range
       // records loaded in batches before any is used: the loop is bound by their latency, not by the arithmetic
       if constexpr (Batch > 1) {
         for (; u + Batch <= u1; u += Batch) {
