@@ -412,7 +412,7 @@ class Simulation {
         });
         // [lj-step]
       } else {
-        step_by_phase(res, step, sort, t_int, t_neigh, t_pair);
+        step_by_phase(res, sort, t_int, t_neigh, t_pair);
       }
 
       const auto o0 = std::chrono::steady_clock::now();
@@ -432,8 +432,7 @@ class Simulation {
     Backend::synchronize(grid_.stream());
     res.loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (list_) {
-      look_at_list(res);
-      res.rebuilds = list_->check(grid_).builds - builds0;
+      res.rebuilds = look_at_list(res).builds - builds0;
       res.list_capacity = list_->capacity();
     }
     if (xyz) std::fclose(xyz);
@@ -487,8 +486,7 @@ class Simulation {
   // One step launched kernel by kernel: without a list (re-binned when needed), on a re-sort step, with
   // ListOptions::every > 1 (a host-side choice a recording would freeze), or timed per phase (--breakdown).
   template <class Timer>
-  void step_by_phase(Result& res, long step, bool sort, Timer& t_int, Timer& t_neigh, Timer& t_pair) {
-    (void)step;
+  void step_by_phase(Result& res, bool sort, Timer& t_int, Timer& t_neigh, Timer& t_pair) {
     const bool timed = o_.breakdown;  // per-phase timers wait for the device
     if (timed) t_int.start();
     kick_drift();
@@ -528,10 +526,11 @@ class Simulation {
   }
 
   // Collects the list's rebuild steps (waits for the device: thermo steps only).
-  void look_at_list(Result& res) {
-    const cellint::ListStats st = list_->check(grid_);
+  cellint::ListStats look_at_list(Result& res) {
+    cellint::ListStats st = list_->check(grid_);
     for (long u : st.rebuilt_at) res.rebuild_steps.push_back(u);
     if (st.grew) step_graph_.reset();  // the rows were reallocated
+    return st;
   }
 
   // [lj-forces]

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cellint/backend/buffer.hpp"
+#include "cellint/backend/detail/host_atomics.hpp"
 #include "cellint/backend/detail/parallel_for.hpp"
 #include "cellint/core/error.hpp"
 #include "cellint/grid/cell_grid.hpp"
@@ -364,21 +365,10 @@ class NeighborList {
       Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads,
                                   sizeof(unsigned) * (static_cast<std::size_t>(detail::list_scan_tile) + 1)},
                       detail::ListScanCells<Real, Dim>{s, tile_sum_.data()}, stream);
-    } else {  // host memory: the same steps on the calling thread
-      unsigned* w = s.ctrl;
-      const unsigned go = w[detail::ListWord::request];
-      w[detail::ListWord::active] = go;
-      w[detail::ListWord::request] = 0;
-      if (!go) return;
-      s.log[w[detail::ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(w[detail::ListWord::updates]);
-      const Index cells = geo_.cell_count();
-      unsigned run = 0;
-      for (Index c = 0; c < cells; ++c) {
-        s.start[c] = run;
-        run += s.count[c];
-        s.count[c] = 0;
-      }
-      s.start[cells] = run;
+    } else {  // host memory: the same steps on the calling thread (count_ has one spare zero at the end)
+      if (!s.decide()) return;
+      Backend::exclusive_scan(s.count, s.start, geo_.cell_count() + 1, stream);
+      count_.fill_bytes(0, stream);
     }
   }
 
@@ -401,8 +391,8 @@ class NeighborList {
 };
 
 namespace detail {
-/// Host half list: each thread walks a contiguous range of rows into its own accumulators (slot 0's into `out`), then
-/// the copies are added: no atomics, no colouring.
+/// Host half list: each thread walks a contiguous range of rows into accumulators of its own (thread 0 into `out`),
+/// then the copies are added: no atomics, no colouring.
 template <class B, class R, int D, class F>
 void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& f,
                     typename FunctorTraits<F, R, D>::Accum* out) {
@@ -411,20 +401,24 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
   const Index n = s.n;
   const int threads = host_threads_for(static_cast<long long>(n) * 16, host_min_work);
   std::vector<Accum> extra(static_cast<std::size_t>(threads - 1) * static_cast<std::size_t>(n));
-  host_loop(threads, 1, threads, [&](Index t) {
-    Accum* o = t == 0 ? out : extra.data() + static_cast<std::size_t>(t - 1) * static_cast<std::size_t>(n);
-    for (Index i = 0; i < n; ++i) o[i] = t == 0 ? T::init(f) : Accum{};
-    const Index lo = static_cast<Index>(static_cast<long long>(n) * t / threads);
-    const Index hi = static_cast<Index>(static_cast<long long>(n) * (t + 1) / threads);
+  host_loop(threads, 1, threads, [&](Index th) {
+    HostSerialAtomics plain;  // only this thread writes its copy
+    Accum* o = th == 0 ? out : extra.data() + static_cast<std::size_t>(th - 1) * static_cast<std::size_t>(n);
+    for (Index i = 0; i < n; ++i) o[i] = th == 0 ? T::init(f) : Accum{};
+    const Index lo = static_cast<Index>(static_cast<long long>(n) * th / threads);
+    const Index hi = static_cast<Index>(static_cast<long long>(n) * (th + 1) / threads);
     for (Index t = lo; t < hi; ++t) {
       Index slot;
-      const Accum acc = half_row<T>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { add_accum<T>(o + j, aj); });
-      add_accum<T>(o + slot, acc);
+      const Accum acc =
+          half_row<T>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { atomic_add_accum<T>(plain, o + j, aj); });
+      atomic_add_accum<T>(plain, o + slot, acc);
     }
   });
   if (threads > 1)
     host_loop(n, 4096, threads, [&](Index i) {
-      for (int t = 1; t < threads; ++t) add_accum<T>(out + i, extra[static_cast<std::size_t>(t - 1) * n + i]);
+      HostSerialAtomics plain;  // each slot is summed by one thread
+      for (int th = 1; th < threads; ++th)
+        atomic_add_accum<T>(plain, out + i, extra[static_cast<std::size_t>(th - 1) * n + i]);
     });
 }
 }  // namespace detail

@@ -154,12 +154,33 @@ struct ListShape {
       for (; u < u1; ++u) visit(u, packed[u]);
     });
   }
-  /// The packed position of list position t (as the last update() saw it).
-  CELLINT_HD Vec<Real, Dim> packed_position(Index t) const {
+  /// The packed position of list position t (as the last update() saw it); its slot goes to *slot if given.
+  CELLINT_HD Vec<Real, Dim> packed_position(Index t, Index* slot = nullptr) const {
     const Packed<Real> p = packed[t];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) x[d] = p.v[d];
+    if (slot) *slot = p.slot();
     return x;
+  }
+  /// Finds row t (the list positions within cutoff + skin), calls store(k, u) for its first `capacity` entries and
+  /// returns its full length.
+  template <class Store>
+  CELLINT_HD Index find_row(Index t, Store&& store) const {
+    Index m = 0;
+    for_each_candidate<8>(t, packed_position(t), reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real) {
+      if (m < capacity) store(m, u);
+      ++m;
+    });
+    return m;
+  }
+  /// Rebuild decision, by one thread: `request` becomes `active` and is cleared; a rebuild is counted and logged with
+  /// the update number. Returns whether to rebuild.
+  CELLINT_HD unsigned decide() const {
+    const unsigned go = ctrl[ListWord::request];
+    ctrl[ListWord::active] = go;
+    ctrl[ListWord::request] = 0u;
+    if (go) log[ctrl[ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(ctrl[ListWord::updates]);
+    return go;
   }
 };
 
@@ -251,11 +272,7 @@ struct ListScanTiles {
     const unsigned go = s.ctrl[ListWord::request];
     b.sync();  // every thread has read the request before it is cleared
     const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
-    if (t == 0) {
-      s.ctrl[ListWord::active] = go;
-      s.ctrl[ListWord::request] = 0u;
-      if (go) s.log[s.ctrl[ListWord::builds]++ % static_cast<unsigned>(s.log_size)] = s.ctrl[ListWord::updates];
-    }
+    if (t == 0) s.decide();
     if (!go) return;
     const Index per = (tiles + threads - 1) / threads;
     const Index lo = t * per < tiles ? t * per : tiles;
@@ -322,12 +339,7 @@ struct ListBuildRows {
   template <class A>
   CELLINT_HD void operator()(A& a, Index t) const {
     if (!s.ctrl[ListWord::active]) return;
-    const Vec<Real, Dim> xt = s.packed_position(t);
-    Index m = 0;
-    s.template for_each_candidate<8>(t, xt, s.reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real) {
-      if (m < s.capacity) s.nbr[s.at(t, m)] = u;
-      ++m;
-    });
+    const Index m = s.find_row(t, [&](Index k, Index u) { s.nbr[s.at(t, k)] = u; });
     s.len[t] = m;
     if (m > 0) a.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
   }
@@ -349,12 +361,7 @@ struct ListBuildRowsStaged {
     b.sync();
     const Index first = static_cast<Index>(b.block_rank()) * threads, row = first + t;
     if (row < s.n) {
-      const Vec<Real, Dim> xt = s.packed_position(row);
-      Index m = 0;
-      s.template for_each_candidate<8>(row, xt, s.reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real) {
-        if (m < s.capacity) sh[static_cast<std::size_t>(m) * threads + t] = u;
-        ++m;
-      });
+      const Index m = s.find_row(row, [&](Index k, Index u) { sh[static_cast<std::size_t>(k) * threads + t] = u; });
       s.len[row] = m;
       if (m > 0) {
         b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
@@ -383,6 +390,7 @@ struct RowSources {
   CELLINT_HD GlobalSource<T, F, Real, Dim> operator[](Index k) const { return at_entry(s.nbr[s.at(t, k)]); }
   /// The source at list position u.
   CELLINT_HD GlobalSource<T, F, Real, Dim> at_entry(Index u) const {
+    // the image shift applied to the source (the pair term then forms dr once); minimum_image() is the same rule on dr
     const Packed<Real> p = s.packed[u];
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) {
@@ -410,10 +418,7 @@ CELLINT_HD_WARNING_DISABLE
 template <class T, class F, class Real, int Dim>
 CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
                                                            const F& f, Index t, Index* slot) {
-  const Packed<Real> me = s.packed[t];
-  Vec<Real, Dim> xt;
-  for (int d = 0; d < Dim; ++d) xt[d] = me.v[d];
-  *slot = me.slot();
+  const Vec<Real, Dim> xt = s.packed_position(t, slot);
   const auto pt = T::load(f, v, *slot);
   auto acc = T::init(f);
   const Real rc2 = cutoff2(s.geo);
@@ -458,16 +463,6 @@ CELLINT_HD CELLINT_INLINE void atomic_add_accum(A& at, typename T::Accum* p, con
   for (int e = 0; e < k; ++e) at.atomic_add(dst + e, src[e]);
 }
 
-/// Adds accumulator `a` into *p element by element (no other thread writes *p).
-template <class T>
-CELLINT_HD CELLINT_INLINE void add_accum(typename T::Accum* p, const typename T::Accum& a) {
-  using S = typename T::AccumScalar;
-  constexpr int k = static_cast<int>(sizeof(typename T::Accum) / sizeof(S));
-  const S* src = reinterpret_cast<const S*>(&a);
-  S* dst = reinterpret_cast<S*>(p);
-  for (int e = 0; e < k; ++e) dst[e] += src[e];
-}
-
 /// Walks the half row of list position t (every pair once, Newton's third law): calls sink(j, acc_j) with the source
 /// slot j's share of each pair and returns the target's share (its slot goes to *slot). Overflowed rows are scanned
 /// from the list's cells.
@@ -475,10 +470,7 @@ CELLINT_HD_WARNING_DISABLE
 template <class T, class F, class Real, int Dim, class Sink>
 CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v,
                                                      const F& f, Index t, Index* slot, Sink&& sink) {
-  const Packed<Real> me = s.packed[t];
-  Vec<Real, Dim> xi;
-  for (int d = 0; d < Dim; ++d) xi[d] = me.v[d];
-  *slot = me.slot();
+  const Vec<Real, Dim> xi = s.packed_position(t, slot);
   const auto pi = T::load(f, v, *slot);
   typename T::Accum acc{};
   const Real r2max = T::cutoff_test ? cutoff2(s.geo) : s.reach2;
@@ -492,21 +484,13 @@ CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>&
   };
   const Index m = s.len[t];
   if (m <= s.capacity) {
-    // the row's loop written out (no lambda holding the accumulator by reference: it stays in registers)
     const RowSources<T, F, Real, Dim> src{s, v, f, t, xi};
     for (Index k = 0; k < m; ++k) {
       const auto sj = src[k];
       Vec<Real, Dim> dr;
       for (int d = 0; d < Dim; ++d) dr[d] = xi[d] - sj.x[d];
       const Real r2 = norm2(dr);
-      if (r2 < r2max) {
-        typename T::Accum aj{};
-        if constexpr (T::position_only)
-          f.symmetric(acc, aj, pi, pi, dr, r2);
-        else
-          f.symmetric(acc, aj, pi, sj.payload(), dr, r2);
-        sink(sj.j, aj);
-      }
+      if (r2 < r2max) pair(Index(0), sj.j, dr, r2);
     }
   } else {
     s.for_each_candidate(t, xi, r2max, pair);
