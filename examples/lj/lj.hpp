@@ -65,6 +65,7 @@ struct Options {
   int sort_every = 1000;      ///< list: re-sort the atoms by cell every N steps (0: never)
   bool breakdown = false;     ///< time each phase (waits for the device at every phase)
   std::string layout = "auto";  ///< list rows: auto | rows | columns (cellint::ListLayout)
+  int row_threads = 0;          ///< list: GPU threads per row (cellint::ListOptions::row_threads; 0: automatic)
   bool graph = true;            ///< list steps recorded once and replayed as one graph (GPU backends)
   std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
   std::string backend = "auto";      ///< host | cuda | emulated | auto
@@ -97,6 +98,7 @@ struct Result {
   long sorts = 0;                   ///< grid re-sorts in the loop (list mode)
   std::vector<long> rebuild_steps;  ///< steps at which the list was rebuilt (list mode)
   cellint::Index list_capacity = 0; ///< row entries of the list at the end
+  cellint::Index row_threads = 0;   ///< GPU threads per row of the pair kernel (full lists; 1 on the CPU)
   std::string strategy;             ///< strategy of the last interact() call
   bool strategy_changed = false;    ///< Auto switched strategy during the run
   double tuning_s = 0;              ///< time Auto spent timing strategies in the setup
@@ -356,6 +358,7 @@ class Simulation {
       cellint::ListOptions lo;
       lo.half = mode_ == "half";
       lo.every = o_.neigh_every;
+      lo.row_threads = o_.row_threads;
       lo.check = o_.neigh_check;
       lo.layout = o_.layout == "rows"      ? cellint::ListLayout::Rows
                   : o_.layout == "columns" ? cellint::ListLayout::Columns
@@ -434,6 +437,7 @@ class Simulation {
     if (list_) {
       res.rebuilds = look_at_list(res).builds - builds0;
       res.list_capacity = list_->capacity();
+      res.row_threads = Backend::is_gpu_like && !list_->half() ? list_->row_threads_for(grid_.size()) : 1;
     }
     if (xyz) std::fclose(xyz);
 
@@ -715,8 +719,8 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
     }
     std::fprintf(f,
                  "  \"list_detail\": {\"every\": %d, \"check\": %s, \"sort_every\": %d, \"capacity\": %d, "
-                 "\"sorts\": %ld, \"rebuild_intervals\": {",
-                 o.neigh_every, o.neigh_check ? "true" : "false", o.sort_every, r.list_capacity, r.sorts);
+                 "\"row_threads\": %d, \"sorts\": %ld, \"rebuild_intervals\": {",
+                 o.neigh_every, o.neigh_check ? "true" : "false", o.sort_every, r.list_capacity, r.row_threads, r.sorts);
     bool first = true;
     for (const auto& h : hist) {
       std::fprintf(f, "%s\"%ld\": %ld", first ? "" : ", ", h.first, h.second);

@@ -45,6 +45,8 @@ void usage(const char* prog) {
       "                      every 20, check no); default yes\n"
       "  --sort N            list: re-sort the atoms by cell every N steps (default 1000; 0: never)\n"
       "  --layout L          list rows: auto (columns on a GPU, rows on the CPU) | rows | columns\n"
+      "  --row-threads N     list: GPU threads per row in the pair kernel, 1 | 2 | 4 | 8 (default 0:\n"
+      "                      chosen from the atom count so that the GPU is filled)\n"
       "  --graph yes|no      list steps recorded once and replayed as a CUDA/HIP graph (default\n"
       "                      yes; with --neigh-every 1 and without --breakdown)\n"
       "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
@@ -91,6 +93,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--sort") o.sort_every = args.integer();
     else if (a == "--breakdown") o.breakdown = true;
     else if (a == "--layout") o.layout = args.value();
+    else if (a == "--row-threads") o.row_threads = args.integer();
     else if (a == "--graph") o.graph = args.yes_no();
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
@@ -117,6 +120,8 @@ lj::Options parse(int argc, char** argv) {
   if (o.layout != "auto" && o.layout != "rows" && o.layout != "columns")
     fail("--layout must be auto, rows or columns");
   if (o.neigh_every < 1 || o.sort_every < 0) fail("--neigh-every must be >= 1, --sort >= 0");
+  if (o.row_threads != 0 && o.row_threads != 1 && o.row_threads != 2 && o.row_threads != 4 && o.row_threads != 8)
+    fail("--row-threads must be 0, 1, 2, 4 or 8");
   if (o.seed <= 0) fail("--seed must be positive");
   if (o.precision != "float" && o.precision != "double" && o.precision != "mixed")
     fail("--precision must be float, double or mixed");

@@ -136,9 +136,11 @@ void check_interaction(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Re
   CHECK(err.empty());
 }
 
-/// Moves every particle by a random vector of length below `max_step` (slot order, in place).
+/// Moves every particle by a random vector of length below `max_step` (slot order, in place). With `images`, each
+/// periodic coordinate is also moved by -1, 0 or +1 box lengths at random (an integrator that wraps positions back
+/// into the box, or never does: the same particles).
 template <class Real, int Dim>
-void jiggle(CellGrid<B, Real, Dim>& g, double max_step, std::uint64_t seed) {
+void jiggle(CellGrid<B, Real, Dim>& g, double max_step, std::uint64_t seed, bool images = false) {
   auto p = sorted_positions(g);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -148,17 +150,18 @@ void jiggle(CellGrid<B, Real, Dim>& g, double max_step, std::uint64_t seed) {
     for (int d = 0; d < Dim; ++d) {
       double x = double(p[d][i]) + per_axis * u(rng);
       if (!box.periodic[d]) x = std::min(std::max(x, double(box.origin[d])), double(box.origin[d] + box.lengths[d]));
+      if (images && box.periodic[d]) x += double(box.lengths[d]) * double(static_cast<int>(rng() % 3) - 1);
       p[d][i] = static_cast<Real>(x);
     }
   set_positions(g, p);
 }
 
 template <class Real, int Dim>
-void check_case(int cells, double ppc, Distribution dist, bool periodic, bool half) {
+void check_case(int cells, double ppc, Distribution dist, bool periodic, bool half, int row_threads = 0) {
   const std::uint64_t seed = fresh_seed();
   INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << ", " << cells << " cells/axis, " << ppc
            << " per cell, " << to_string(dist) << (periodic ? ", periodic" : ", open") << (half ? ", half" : ", full")
-           << " list, seed " << seed);
+           << " list, " << row_threads << " threads per row (0: automatic), seed " << seed);
   const Real rc = 1, skin = Real(0.3);
   CellGrid<B, Real, Dim> g(make_box<Real, Dim>(cells, periodic), rc);
   g.build(make_positions(g.geometry(), ppc, dist, seed));
@@ -168,13 +171,14 @@ void check_case(int cells, double ppc, Distribution dist, bool periodic, bool ha
   const auto charge = g.attach(q);
   ListOptions o;
   o.half = half;
+  o.row_threads = row_threads;
   NeighborList<B, Real, Dim> list(g, skin, o);
   check_rows(g, list);
   check_interaction(g, list, charge, q);
 
-  // moves below skin / 2: no rebuild, the rows still serve the cutoff
+  // moves below skin / 2, some particles at other periodic images: no rebuild, the rows still serve the cutoff
   const long builds0 = list.check(g).builds;
-  jiggle(g, 0.49 * skin, seed + 1);
+  jiggle(g, 0.49 * skin, seed + 1, true);
   list.update(g);
   CHECK(list.check(g).builds == builds0);
   check_interaction(g, list, charge, q);
@@ -197,6 +201,14 @@ TEST_CASE("neighbour lists: rows and interaction against the oracle, before and 
       check_case<double, 2>(5, 3, Distribution::Clustered, periodic, half);
       check_case<float, 3>(8, 1, Distribution::Uniform, periodic, half);  // > 4096 list cells: several scan tiles
     }
+}
+
+TEST_CASE("neighbour lists: full rows evaluated by 1, 2, 4 and 8 threads per target", CELLINT_TEST_TAG "[lists]") {
+  // (the small test systems choose 8 on GPU-like backends; the Host backend ignores the option)
+  for (int threads : {1, 2, 4, 8}) {
+    check_case<float, 3>(4, 6, Distribution::Clustered, true, false, threads);
+    check_case<double, 2>(5, 3, Distribution::Uniform, false, false, threads);
+  }
 }
 
 TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sanitize]") {
@@ -330,6 +342,9 @@ TEST_CASE("neighbour lists: bad input", CELLINT_TEST_TAG "[lists]") {
   using List = NeighborList<B, float, 3>;
   CHECK_THROWS_WITH(List(g, -0.1f), Catch::Contains("skin"));
   CHECK_THROWS_WITH(List(g, 3.0f), Catch::Contains("at least 3 cells"));
+  ListOptions three;
+  three.row_threads = 3;
+  CHECK_THROWS_WITH(List(g, 0.3f, three), Catch::Contains("row_threads"));
   NeighborList<B, float, 3> list(g, 0.3f);
   // a position that is not finite: the backend flags it, check() names the particle
   auto p = sorted_positions(g);

@@ -34,6 +34,9 @@ struct ListOptions {
   bool check = true;   ///< false: rebuild at every k-th update() unconditionally (LAMMPS `check no`)
   Index capacity = 0;  ///< row entries to start with (0: estimated from the density); rows grow when one overflows
   ListLayout layout = ListLayout::Auto;  ///< row layout
+  /// GPU full lists: threads per row in interact() (1, 2, 4 or 8; 0: chosen from the particle count, so that the
+  /// threads fill the GPU). More than one needs an addable Accum (see interact()).
+  int row_threads = 0;
 };
 
 /// What check() found.
@@ -78,6 +81,10 @@ class NeighborList {
       : skin_(skin), opts_(o), geo_(list_geometry(grid, skin)) {
     CELLINT_EXPECTS(o.every >= 1, "cellint::NeighborList: ListOptions::every must be >= 1, got ", o.every);
     CELLINT_EXPECTS(o.capacity >= 0, "cellint::NeighborList: ListOptions::capacity must be >= 0, got ", o.capacity);
+    CELLINT_EXPECTS(o.row_threads == 0 || o.row_threads == 1 || o.row_threads == 2 || o.row_threads == 4 ||
+                        o.row_threads == 8,
+                    "cellint::NeighborList: ListOptions::row_threads must be 0 (automatic), 1, 2, 4 or 8, got ",
+                    o.row_threads);
     columns_ = o.layout == ListLayout::Columns || (o.layout == ListLayout::Auto && Backend::is_gpu_like);
     const auto nc = static_cast<std::size_t>(geo_.cell_count());
     count_.resize(nc + 1);
@@ -177,6 +184,18 @@ class NeighborList {
     return grid.serial() != grid_serial_ || grid.binning_count() != grid_binning_ || grid.size() != n_;
   }
 
+  /// Threads per row of a GPU full-list interact() over n particles: ListOptions::row_threads, or the fewest of 1, 2,
+  /// 4 and 8 that put a quarter of the GPU's resident threads in flight (the best of the four on the H100 for in.lj at
+  /// 32,000 .. 2M atoms: see docs/lists.md).
+  Index row_threads_for(Index n) const {
+    if (opts_.row_threads > 0) return opts_.row_threads;
+    const DeviceProperties p = Backend::properties();
+    const long long want = static_cast<long long>(p.multiprocessors) * p.max_threads_per_multiprocessor / 4;
+    Index g = 1;
+    while (g < 8 && static_cast<long long>(n) * g < want) g *= 2;
+    return g;
+  }
+
   /// The rows on the host, by the grid's slots (slot -> neighbour slots, in stored order), for inspection and tests.
   /// Waits for the device. (On the backend rows are kept by list position: slots ordered by list cell at the last
   /// rebuild, so that neighbouring threads walk neighbouring particles.)
@@ -193,7 +212,7 @@ class NeighborList {
     for (Index t = 0; t < n_; ++t) {
       auto& row = r[static_cast<std::size_t>(ids[static_cast<std::size_t>(t)])];
       for (Index k = 0; k < std::min(len[static_cast<std::size_t>(t)], capacity_); ++k)
-        row.push_back(ids[static_cast<std::size_t>(nbr[s.at(t, k)])]);
+        row.push_back(ids[static_cast<std::size_t>(s.entry_position(nbr[s.at(t, k)]))]);
     }
     return r;
   }
@@ -322,13 +341,8 @@ class NeighborList {
   // more than skin / 2.
   void pack(const Grid& grid, bool check, bool count) {
     if (!n_) return;
-    detail::ListPack<Real, Dim> k{{}, {}, ids_.data(), packed_.data(), Real(0.25) * skin_ * skin_, check, count,
-                                  ctrl_.data()};
-    for (int d = 0; d < Dim; ++d) {
-      k.pos[d] = grid.positions(d);
-      k.ref[d] = ref_[d].data();
-    }
-    detail::parallel_for<Backend>(n_, k, grid.stream());
+    detail::parallel_for<Backend>(n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count},
+                                  grid.stream());
   }
 
   // The rebuild sequence: each kernel returns at once unless a rebuild was requested.
@@ -354,16 +368,21 @@ class NeighborList {
   }
   void scan_cells(const detail::ListShape<Real, Dim>& s, typename Backend::Stream stream) {
     if constexpr (Backend::is_gpu_like) {
-      // three kernels: tile sums, their scan (one block, which also decides), the cells of each tile
+      // three kernels: tile sums, their scan (one block, which also decides), the cells of each tile; one kernel
+      // when the cells fit one tile (a kernel launched and returning at once costs ~2 us a step on an H100)
       const unsigned threads = Backend::device_memory ? 1024 : 64;  // (the Emulated backend: fewer, cheaper threads)
       const Index tiles = (geo_.cell_count() + detail::list_scan_tile - 1) / detail::list_scan_tile;
+      const std::size_t tile_bytes = sizeof(unsigned) * (static_cast<std::size_t>(detail::list_scan_tile) + 1);
+      if (tiles == 1) {
+        Backend::launch(LaunchShape{1, threads, tile_bytes}, detail::ListScanCells<Real, Dim>{s, nullptr}, stream);
+        return;
+      }
       const LaunchShape per_tile{static_cast<unsigned>(tiles), threads, sizeof(unsigned) * (threads + 1)};
       Backend::launch(per_tile, detail::ListTileSums<Real, Dim>{s, tile_sum_.data()}, stream);
       Backend::launch(LaunchShape{1, threads, sizeof(unsigned) * (threads + 1)},
                       detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles},
                       stream);
-      Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads,
-                                  sizeof(unsigned) * (static_cast<std::size_t>(detail::list_scan_tile) + 1)},
+      Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads, tile_bytes},
                       detail::ListScanCells<Real, Dim>{s, tile_sum_.data()}, stream);
     } else {  // host memory: the same steps on the calling thread (count_ has one spare zero at the end)
       if (!s.decide()) return;
@@ -460,8 +479,12 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
                                        "(Newton's third law) form; add it or use a full list");
     }
   } else if constexpr (B::is_gpu_like) {
-    rep.shape = LaunchShape{static_cast<unsigned>((n + 127) / 128), 128, 0};
-    B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out}, grid.stream());
+    Index group = 1;
+    if constexpr (T::addable) group = list.row_threads_for(n);
+    const unsigned block = 128;
+    const std::size_t bytes = group > 1 ? sizeof(typename T::Accum) * block : 0;
+    rep.shape = LaunchShape{static_cast<unsigned>((static_cast<long long>(n) * group + block - 1) / block), block, bytes};
+    B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out, group}, grid.stream());
   } else {
     const int threads = detail::host_threads_for(static_cast<long long>(n) * 16, detail::host_min_work);
     detail::host_loop(n, 256, threads, [&](Index t) {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A/B of the LJ demo's list path on one CUDA GPU, in one call: the working tree against another tree's headers
+# (e.g. the previous commit's `include/`, exported with `git archive HEAD~1 include | tar -x -C /tmp/base`), both built
+# with nvcc the same way, run alternately (A B A B ...) at each size; the median rate of each, and with ncu present
+# the per-kernel times of both at every size (Nsight Compute, 60 steps after the first 100 launches).
+#   bash tools/ab_lists.sh BASE_DIR [cells ...]      (default cells: 25 80; results under $OUT or /tmp/ab)
+# Environment: ROUNDS [3], EXTRA (demo options for both, e.g. "--precision mixed").
+set -uo pipefail
+BASE=${1:?usage: tools/ab_lists.sh BASE_DIR [cells ...]}
+shift
+SIZES=("$@")
+[ ${#SIZES[@]} -eq 0 ] && SIZES=(25 80)
+R=${OUT:-/tmp/ab}
+mkdir -p "$R"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$R/gpu.txt"
+flags=(-O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Iexamples)
+nvcc "${flags[@]}" -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
+nvcc "${flags[@]}" -I"$BASE/include" examples/lj/lj_main.cu -o "$R/lj_a" >"$R/build_a.log" 2>&1 &
+wait
+[ -x "$R/lj_a" ] && [ -x "$R/lj_b" ] || { tail -20 "$R"/build_*.log; exit 1; }
+steps_for() { case $1 in 20|25) echo 4000;; 40) echo 2000;; 80) echo 400;; *) echo 60;; esac; }
+rate() { "$@" --json "$R/r.json" >/dev/null 2>&1 && python3 -c "import json;print(json.load(open('$R/r.json'))['atom_steps_per_s'])"; }
+for c in "${SIZES[@]}"; do
+  a=() b=()
+  for _ in $(seq "${ROUNDS:-3}"); do
+    a+=("$(rate "$R/lj_a" --cells "$c" --steps "$(steps_for "$c")" --thermo 0 --precision float ${EXTRA:-})")
+    b+=("$(rate "$R/lj_b" --cells "$c" --steps "$(steps_for "$c")" --thermo 0 --precision float ${EXTRA:-})")
+  done
+  python3 - "$c" "${a[*]}" "${b[*]}" <<'PY' | tee -a "$R/ab.txt"
+import statistics, sys
+c, a, b = int(sys.argv[1]), [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
+n = 4 * c ** 3
+ma, mb = statistics.median(a), statistics.median(b)
+print("cells %3d (%d atoms): A %.4g  B %.4g atom-steps/s (%.0f / %.0f steps/s)  B/A %.3f" % (c, n, ma, mb, ma / n, mb / n, mb / ma))
+PY
+done
+if command -v ncu >/dev/null; then
+  for c in "${SIZES[@]}"; do
+    for v in a b; do
+      ncu --metrics gpu__time_duration.sum --launch-skip 100 --launch-count 400 "$R/lj_$v" --cells "$c" --steps 60 \
+        --thermo 0 --precision float --graph no ${EXTRA:-} >"$R/ncu_${v}_c$c.log" 2>&1
+      echo "== $v, cells $c: per kernel (us)"
+      python3 - "$R/ncu_${v}_c$c.log" <<'PY'
+import collections, re, sys
+t = collections.defaultdict(list)
+name = None
+for line in open(sys.argv[1]):
+    if line.startswith("==PROF=="):
+        continue
+    m = re.search(r"block_kernel<(\w+)<(?:lj::)?(\w+)?", line)
+    if m:
+        name = m.group(1) + ("/" + (m.group(2) or "") if m.group(1) == "ElementKernel" else "")
+    m = re.search(r"gpu__time_duration.sum\s+(\S+)\s+([\d.,]+)", line)
+    if m and name:
+        t[name].append(float(m.group(2).replace(",", "")) * {"ns": 1e-3, "us": 1, "ms": 1e3}.get(m.group(1), 1))
+for k, v in sorted(t.items(), key=lambda kv: -sum(kv[1])):
+    v.sort()
+    print("  %-30s n=%3d min %8.1f median %8.1f max %8.1f total %9.0f" % (k, len(v), v[0], v[len(v) // 2], v[-1], sum(v)))
+PY
+    done
+  done
+fi
