@@ -91,6 +91,14 @@ if want lj && [ -x "$LJ" ]; then
       echo "lj float full skin $skin cells $c: $(grep -m1 '^Performance' "$OUT/lj_full_skin${skin}_float_c$c.log") $(grep -m1 '^Neighbour' "$OUT/lj_full_skin${skin}_float_c$c.log")"
     done
   done
+  # threads per row in the full-list pair kernel (ListOptions::row_threads; 0: automatic)
+  for c in 20 25 40; do
+    for rt in 1 2 4 8; do
+      "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --row-threads $rt \
+        --json "$OUT/lj_full_rt${rt}_float_c$c.json" >"$OUT/lj_full_rt${rt}_float_c$c.log" 2>&1
+      echo "lj float full row-threads $rt cells $c: $(grep -m1 '^Performance' "$OUT/lj_full_rt${rt}_float_c$c.log")"
+    done
+  done
   # row layout: rows (i * capacity + k) against the default columns (k * stride + i)
   for c in 25 80; do
     "$LJ" --cells $c --steps "$(steps_for $c)" --thermo 0 --precision float --list full --layout rows \

@@ -4,7 +4,7 @@
 # with nvcc the same way, run alternately (A B A B ...) at each size; the median rate of each, and with ncu present
 # the per-kernel times of both at every size (Nsight Compute, 60 steps after the first 100 launches).
 #   bash tools/ab_lists.sh BASE_DIR [cells ...]      (default cells: 25 80; results under $OUT or /tmp/ab)
-# Environment: ROUNDS [3], EXTRA (demo options for both, e.g. "--precision mixed").
+# Environment: ROUNDS [3], EXTRA (demo options for both, e.g. "--precision mixed"), NCU [1; 0: no profiles].
 set -uo pipefail
 BASE=${1:?usage: tools/ab_lists.sh BASE_DIR [cells ...]}
 shift
@@ -34,7 +34,7 @@ ma, mb = statistics.median(a), statistics.median(b)
 print("cells %3d (%d atoms): A %.4g  B %.4g atom-steps/s (%.0f / %.0f steps/s)  B/A %.3f" % (c, n, ma, mb, ma / n, mb / n, mb / ma))
 PY
 done
-if command -v ncu >/dev/null; then
+if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
   for c in "${SIZES[@]}"; do
     for v in a b; do
       ncu --metrics gpu__time_duration.sum --launch-skip 100 --launch-count 400 "$R/lj_$v" --cells "$c" --steps 60 \
