@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -65,6 +66,9 @@ struct Options {
   std::string precision = "double";  ///< float | double
   std::string backend = "auto";      ///< host | cuda | emulated | auto
   std::string strategy = "auto";     ///< auto or a strategy name (cellint::to_string)
+  std::string list = "auto";         ///< auto | none | full | half (Verlet lists; auto: see list_mode())
+  double skin = 0.25;                ///< list skin in units of h (rows hold the pairs within 2h + skin h)
+  int sort = 200;                    ///< with a list: re-sort the particles by cell every N steps (0: never)
   std::string frames;                ///< directory for particle frames (empty: none)
   int every = 0;                     ///< frame every N steps (0: first and last only)
   std::string format = "vtk";        ///< vtk (legacy POLYDATA) | csv
@@ -117,6 +121,17 @@ inline KernelKind parse_kernel(const std::string& s) {
   if (s == "cubic") return KernelKind::CubicSpline;
   if (s == "wendland") return KernelKind::WendlandC2;
   throw std::invalid_argument("unknown kernel '" + s + "' (cubic or wendland)");
+}
+
+/// The neighbour search of a run: "none" re-bins the grid every step and searches its cells; "full" and "half" keep a
+/// cellint::NeighborList with a skin (half: each pair once, Newton's third law). `auto`: a full list on GPUs and a
+/// half list on the CPU, unless --strategy names a cell strategy (then none). Lists reuse one search for both passes
+/// (forces, Shepard density) and for many steps: particles move about h/50 per step at the CFL limit.
+template <class Backend>
+std::string list_mode(const Options& o) {
+  if (o.list != "auto") return o.list;
+  if (o.strategy != "auto") return "none";
+  return Backend::is_gpu_like ? "full" : "half";
 }
 
 /// Reads a strategy name ("auto", "x-pencil", "cell-loop-half", ...).
@@ -422,6 +437,9 @@ struct Result {
   double loop_s = 0, setup_s = 0;
   double pair_s = 0, density_s = 0, neigh_s = 0, integrate_s = 0, stats_s = 0, output_s = 0;
   std::string strategy_forces, strategy_density;
+  std::string neighbours;    ///< none (cells re-binned every step), full or half (Verlet list)
+  long list_rebuilds = 0;    ///< list rebuilds in the loop (lists only)
+  long sorts = 0;            ///< re-sorts of the grid in the loop (lists only)
   double tuning_s = 0;       ///< time Auto spent timing candidates, setup and loop
   double tuning_loop_s = 0;  ///< the part of it inside the loop (included in loop_s)
   std::vector<FrontSample> front;
@@ -445,13 +463,15 @@ class Simulation {
   using DensityF = DensitySum<Real, Dim>;
   using FAcc = typename ForceF::Accum;
   using DAcc = typename DensityF::Accum;
+  using List = cellint::NeighborList<Backend, Real, Dim>;
 
   Simulation(const Options& o, const Params& P)
       : o_(o),
         P_(P),
         init_(make_dam(P)),
         grid_(box(P), static_cast<Real>(2 * P.h)),
-        strategy_(parse_strategy(o.strategy)) {
+        strategy_(parse_strategy(o.strategy)),
+        mode_(list_mode<Backend>(o)) {
     n_ = static_cast<Index>(init_.size());
     std::array<std::vector<Real>, Dim> x;
     for (int d = 0; d < Dim; ++d) x[d].assign(init_.x[d].begin(), init_.x[d].end());
@@ -484,6 +504,11 @@ class Simulation {
     density_f_.mass_attr = attr_.mass;
     density_f_.rho_attr = attr_.rho;
     density_f_.kind_attr = attr_.wall;
+    if (mode_ != "none") {
+      cellint::ListOptions lo;
+      lo.half = mode_ == "half";
+      list_ = std::make_unique<List>(grid_, static_cast<Real>(o.skin * P.h), lo);
+    }
   }
 
   Index size() const { return n_; }
@@ -522,6 +547,7 @@ class Simulation {
     double next_progress = 0.5;
     const double t_end = o_.t_end / P_.t_scale;
     const double tuning_setup = tuning_s_;
+    const long builds0 = list_ ? list_->check(grid_).builds : 0;
     const auto t0 = std::chrono::steady_clock::now();
     while ((o_.steps <= 0 || step < o_.steps) && t < t_end * (1 - 1e-12)) {
       double dt = time_step(st);
@@ -534,7 +560,15 @@ class Simulation {
       predict(dt);  // v, rho to the half step; x to the full step; v*, rho*, p*
       t_pred.stop();
       t_neigh.start();
-      grid_.rebuild();  // re-bin; every attribute follows its particle
+      if (!list_) {
+        grid_.rebuild();  // re-bin; every attribute follows its particle
+      } else {
+        if (o_.sort > 0 && step % o_.sort == 0) {
+          grid_.rebuild();  // re-sort by cell (locality); the list then rebuilds at once
+          ++r.sorts;
+        }
+        list_->update(grid_);  // rebuilds on the device once a particle moved more than skin / 2
+      }
       t_neigh.stop();
       t_pair.start();
       compute_forces();  // a, drho/dt of every particle (cellint::interact)
@@ -549,6 +583,7 @@ class Simulation {
       t += dt;
       t_stats.start();
       st = stats();
+      if (list_ && step % 50 == 0) list_->check(grid_);  // grows rows that overflowed (waits; stats() did)
       t_stats.stop();
       r.integrate_s += 1e-3 * (t_pred.elapsed_ms() + t_corr.elapsed_ms());
       r.neigh_s += 1e-3 * t_neigh.elapsed_ms();
@@ -578,8 +613,13 @@ class Simulation {
     r.steps = step;
     r.t = t;
     r.T = t * P_.t_scale;
-    r.strategy_forces = cellint::to_string(strategy_forces_);
-    r.strategy_density = o_.shepard > 0 ? cellint::to_string(strategy_density_) : "-";
+    r.neighbours = mode_;
+    r.strategy_forces = list_ ? "verlet-list-" + mode_ : cellint::to_string(strategy_forces_);
+    r.strategy_density = o_.shepard > 0 ? r.strategy_forces == "verlet-list-" + mode_
+                                              ? r.strategy_forces
+                                              : cellint::to_string(strategy_density_)
+                                        : "-";
+    if (list_) r.list_rebuilds = list_->check(grid_).builds - builds0;
     r.tuning_s = tuning_s_;
     r.tuning_loop_s = tuning_s_ - tuning_setup;
     // mass: every particle keeps its own mass through all the permutations (bit for bit)
@@ -643,6 +683,10 @@ class Simulation {
   }
   template <class F, class Acc>
   cellint::StrategyKind pass(const F& f, Acc* out) {
+    if (list_) {
+      cellint::interact(*list_, grid_, f, out);
+      return cellint::StrategyKind::Auto;
+    }
     const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
                                     ? cellint::interact(grid_, f, out)
                                     : cellint::interact_with(strategy_, grid_, f, out);
@@ -797,6 +841,8 @@ class Simulation {
   cellint::Buffer<Backend, FAcc> forces_;
   cellint::Buffer<Backend, DAcc> sums_;
   cellint::Buffer<Backend, Stats> partials_, merged_;
+  std::string mode_;             // none, full or half
+  std::unique_ptr<List> list_;   // with a list: the rows, rebuilt on the backend
   cellint::StrategyKind strategy_forces_ = cellint::StrategyKind::Auto,
                         strategy_density_ = cellint::StrategyKind::Auto;
   double tuning_s_ = 0;
@@ -1104,6 +1150,8 @@ void write_json(const Options& o, const Params& P, const Result& r, const std::s
       f, "  \"strategy_forces\": \"%s\",\n  \"strategy_density\": \"%s\",\n  \"tuning_s\": %.6g,\n",
       r.strategy_forces.c_str(), r.strategy_density.c_str(), r.tuning_s);
   std::fprintf(f, "  \"tuning_loop_s\": %.6g,\n", r.tuning_loop_s);
+  std::fprintf(f, "  \"neighbours\": \"%s\",\n  \"skin_h\": %.6g,\n  \"list_rebuilds\": %ld,\n  \"sorts\": %ld,\n",
+               r.neighbours.c_str(), r.neighbours == "none" ? 0.0 : o.skin, r.list_rebuilds, r.sorts);
   std::fprintf(f,
                "  \"rho_range\": [%.6g, %.6g],\n  \"escaped\": %.0f,\n  \"over_walls\": %.0f,\n"
                "  \"inert\": %.0f,\n",
@@ -1157,12 +1205,15 @@ int run(const Options& o) {
       P.c0, o.c0_factor, o.alpha, o.delta, o.shepard, o.cfl, P.layers);
   std::string cells;
   for (int d = 0; d < Dim; ++d) cells += (d ? "x" : "") + std::to_string(geo.cells[d]);
-  std::printf(
-      "  backend %s (%s%s), precision %s, grid %s cells of width >= 2h, re-binned every step, "
-      "strategy %s\n",
-      Backend::name(), device.c_str(),
-      threads ? (", " + std::to_string(threads) + " threads").c_str() : "",
-      sizeof(Real) == 4 ? "float" : "double", cells.c_str(), o.strategy.c_str());
+  const std::string mode = list_mode<Backend>(o);
+  char skin[32];
+  std::snprintf(skin, sizeof skin, "%g", o.skin);
+  const std::string search = mode == "none" ? "re-binned every step, strategy " + o.strategy
+                                            : mode + " Verlet list, skin " + skin + " h, re-sorted every " +
+                                                  std::to_string(o.sort) + " steps";
+  std::printf("  backend %s (%s%s), precision %s, grid %s cells of width >= 2h, %s\n", Backend::name(), device.c_str(),
+              threads ? (", " + std::to_string(threads) + " threads").c_str() : "",
+              sizeof(Real) == 4 ? "float" : "double", cells.c_str(), search.c_str());
   std::printf("  until T = t sqrt(2g/a) = %.3g (t = %.4g s)%s\n", o.t_end, o.t_end / P.t_scale,
               o.steps > 0 ? (", at most " + std::to_string(o.steps) + " steps").c_str() : "");
   std::fflush(stdout);
@@ -1186,7 +1237,10 @@ int run(const Options& o) {
       r.pair_s, 100 * r.pair_s / tot, r.density_s, 100 * r.density_s / tot, r.neigh_s,
       100 * r.neigh_s / tot, r.integrate_s, 100 * r.integrate_s / tot, r.stats_s,
       100 * r.stats_s / tot, r.output_s, 100 * r.output_s / tot, r.setup_s);
-  if (o.strategy == "auto" && r.tuning_loop_s > 0)
+  if (r.neighbours != "none")
+    std::printf("Neighbours: %s Verlet list, skin %.3g h, %ld rebuilds and %ld re-sorts in %ld steps\n",
+                r.neighbours.c_str(), o.skin, r.list_rebuilds, r.sorts, r.steps);
+  else if (o.strategy == "auto" && r.tuning_loop_s > 0)
     std::printf(
         "Strategy: forces %s, density %s, chosen by Auto (timing candidates: %.3g s in the setup, "
         "%.3g s inside the loop when the cell occupancy changed; %.4g steps/s without it)\n",

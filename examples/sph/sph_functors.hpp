@@ -126,6 +126,7 @@ struct DensitySum {
     Real mass_w;  ///< sum_j m_j W_ij
     Real vol_w;   ///< sum_j (m_j / rho_j) W_ij
   };
+  using AccumScalar = Real;  ///< Accum is two Reals (half neighbour lists add them)
   SphKernel<Real, Dim> kernel;
   cellint::Attribute<Real> mass_attr;  ///< attribute handle of the masses
   cellint::Attribute<Real> rho_attr;   ///< attribute handle of the densities
@@ -183,6 +184,7 @@ struct Forces {
     Vec<Real, Dim> a;  ///< acceleration, gravity included
     Real drho;         ///< d rho / dt
   };
+  using AccumScalar = Real;  ///< Accum is Dim + 1 Reals (half neighbour lists add them)
   SphKernel<Real, Dim> kernel;
   Real alpha_c0 = 0;      ///< alpha * c0 (artificial viscosity)
   Real eta2 = 0;          ///< 0.01 h^2

@@ -51,6 +51,12 @@ void usage(const char* prog) {
       "  --strategy S        auto (default) or one of: par-part-noloop, par-part-loop, par-cell,\n"
       "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg, x-pencil-tile (GPU), cell-loop,\n"
       "                      cell-loop-half (CPU), brute-force; with --lattice also 'all'\n"
+      "  --list L            auto (default: a full Verlet list on a GPU, a half list on the CPU; none\n"
+      "                      when --strategy names a cell strategy) | full | half | none (re-bin the\n"
+      "                      grid and search its cells every step)\n"
+      "  --skin X            list: rows hold the pairs within 2h + X h (default 0.25), rebuilt on the\n"
+      "                      device when a particle moved more than X h / 2\n"
+      "  --sort N            list: re-sort the particles by cell every N steps (default 200; 0: never)\n"
       "  --frames DIR        write particle frames into DIR (must exist)\n"
       "  --every N           frame every N steps (default 0: first and last only)\n"
       "  --format F          vtk (legacy POLYDATA, ParaView; default) | csv\n"
@@ -95,6 +101,9 @@ sph::Options parse(int argc, char** argv) {
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
     else if (a == "--strategy") o.strategy = args.value();
+    else if (a == "--list") o.list = args.value();
+    else if (a == "--skin") o.skin = args.real();
+    else if (a == "--sort") o.sort = args.integer();
     else if (a == "--frames") o.frames = args.value();
     else if (a == "--every") o.every = args.integer();
     else if (a == "--format") o.format = args.value();
@@ -121,6 +130,9 @@ sph::Options parse(int argc, char** argv) {
       o.shepard < 0)
     fail("--t-end must be positive, step counts non-negative, --front-every at least 1");
   if (!(o.h_factor >= 1 && o.h_factor <= 2.5)) fail("--h-factor must be in [1, 2.5]");
+  if (o.list != "auto" && o.list != "none" && o.list != "full" && o.list != "half")
+    fail("--list must be auto, full, half or none");
+  if (!(o.skin >= 0 && o.skin <= 2) || o.sort < 0) fail("--skin must be in [0, 2], --sort >= 0");
   if (!(o.alpha >= 0) || !(o.delta >= 0) || !(o.cfl > 0 && o.cfl <= 1) || !(o.c0_factor > 0))
     fail("--alpha and --delta must be >= 0, --cfl in (0, 1], --c0-factor positive");
   if (o.precision != "float" && o.precision != "double")
