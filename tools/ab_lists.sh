@@ -35,28 +35,9 @@ print("cells %3d (%d atoms): A %.4g  B %.4g atom-steps/s (%.0f / %.0f steps/s)  
 PY
 done
 if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
-  for c in "${SIZES[@]}"; do
-    for v in a b; do
-      ncu --metrics gpu__time_duration.sum --launch-skip 100 --launch-count 400 "$R/lj_$v" --cells "$c" --steps 60 \
-        --thermo 0 --precision float --graph no ${EXTRA:-} >"$R/ncu_${v}_c$c.log" 2>&1
-      echo "== $v, cells $c: per kernel (us)"
-      python3 - "$R/ncu_${v}_c$c.log" <<'PY'
-import collections, re, sys
-t = collections.defaultdict(list)
-name = None
-for line in open(sys.argv[1]):
-    if line.startswith("==PROF=="):
-        continue
-    m = re.search(r"block_kernel<(\w+)<(?:lj::)?(\w+)?", line)
-    if m:
-        name = m.group(1) + ("/" + (m.group(2) or "") if m.group(1) == "ElementKernel" else "")
-    m = re.search(r"gpu__time_duration.sum\s+(\S+)\s+([\d.,]+)", line)
-    if m and name:
-        t[name].append(float(m.group(2).replace(",", "")) * {"ns": 1e-3, "us": 1, "ms": 1e3}.get(m.group(1), 1))
-for k, v in sorted(t.items(), key=lambda kv: -sum(kv[1])):
-    v.sort()
-    print("  %-30s n=%3d min %8.1f median %8.1f max %8.1f total %9.0f" % (k, len(v), v[0], v[len(v) // 2], v[-1], sum(v)))
-PY
-    done
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  for v in a b; do
+    echo "== $v"
+    LJ_BIN="$R/lj_$v" CELLS="${SIZES[*]}" bash "$here/profile_lists.sh" "$R/prof_$v"
   done
 fi
