@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A/B of the LJ demo's list path on one CUDA GPU, in one call: the working tree against another tree's headers
-# (e.g. the previous commit's `include/`, exported with `git archive HEAD~1 include | tar -x -C /tmp/base`), both built
+# (e.g. the previous commit's `include/`, exported with `git archive HEAD~1 include | tar -x -C /tmp/base`; with its
+# `examples/` too, that tree's demo), both built
 # with nvcc the same way, run alternately (A B A B ...) at each size; the median rate of each, and with ncu present
 # the per-kernel times of both at every size (Nsight Compute, 60 steps after the first 100 launches).
 #   bash tools/ab_lists.sh BASE_DIR [cells ...]      (default cells: 25 80; results under $OUT or /tmp/ab)
@@ -15,7 +16,13 @@ mkdir -p "$R"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$R/gpu.txt"
 flags=(-O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Iexamples)
 nvcc "${flags[@]}" -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
-nvcc "${flags[@]}" -I"$BASE/include" examples/lj/lj_main.cu -o "$R/lj_a" >"$R/build_a.log" 2>&1 &
+# the base tree's demo too when it has one (then A is that tree as a whole)
+if [ -f "$BASE/examples/lj/lj_main.cu" ]; then
+  nvcc "${flags[@]/-Iexamples/-I$BASE/examples}" -I"$BASE/include" "$BASE/examples/lj/lj_main.cu" -o "$R/lj_a" \
+    >"$R/build_a.log" 2>&1 &
+else
+  nvcc "${flags[@]}" -I"$BASE/include" examples/lj/lj_main.cu -o "$R/lj_a" >"$R/build_a.log" 2>&1 &
+fi
 wait
 [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ] || { tail -20 "$R"/build_*.log; exit 1; }
 steps_for() { case $1 in 20|25) echo 4000;; 40) echo 2000;; 80) echo 400;; *) echo 60;; esac; }

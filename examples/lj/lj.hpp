@@ -9,9 +9,11 @@
 ///    integrator moves them in place through `grid.positions(d)`, then `grid.rebuild()` re-bins.
 ///  - Velocities are *attached attributes* of the grid (one array per axis), so every rebuild
 ///    permutes them together with the positions: slot i of every array is always the same atom.
-///  - Forces (with per-atom energy and virial) come from `interact()` into a backend buffer of
-///    `LennardJones::Accum`, in the same sorted order. They need no permutation: the step below
-///    re-bins *between* the two half kicks, after the old forces were last used.
+///  - Forces come from `interact()` with `LennardJonesForces` (the force alone) into a backend
+///    buffer, in the same sorted order. They need no permutation: the step below re-bins *between*
+///    the two half kicks, after the old forces were last used. Thermo and trajectory steps run one
+///    more pass with `LennardJones` (force, per-atom energy and virial), as LAMMPS computes
+///    energies only on its thermo steps.
 ///  - Nothing is copied to the host during a step except the two small values rebuild() reads
 ///    (the largest cell count and the bad-input flag), one flag per step with a skin, and 3 x 256
 ///    partial sums on thermo steps (the reduction runs on the backend).
@@ -328,7 +330,9 @@ class Simulation {
  public:
   using Grid = cellint::CellGrid<Backend, Real, 3>;
   using Potential = cellint::LennardJones<Real, 3, Acc>;
-  using Accum = typename Potential::Accum;
+  using Accum = typename Potential::Accum;  // force, energy, virial: thermo steps
+  using ForcesOnly = cellint::LennardJonesForces<Real, 3, Acc>;
+  using Force = typename ForcesOnly::Accum;  // the force alone: every step
   using List = cellint::NeighborList<Backend, Real, 3>;
 
   /// Builds the lattice, bins it and attaches the velocities.
@@ -338,6 +342,7 @@ class Simulation {
         grid_(cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lattice_.box), true),
               static_cast<Real>(o.cutoff), grid_options(o), stream_.get()),
         lj_(Potential::make(Real(1), Real(1), static_cast<Real>(o.cutoff), o.shifted)),
+        lj_forces_(lj_),
         strategy_(parse_strategy(o.strategy)),
         mode_(list_mode<Backend>(o)) {
     // [lj-setup]
@@ -350,6 +355,7 @@ class Simulation {
       vel_[d] = grid_.template attach<Acc>(v.data());
     }
     forces_.resize(static_cast<std::size_t>(n_));
+    energies_.resize(static_cast<std::size_t>(n_));
     // [lj-setup]
     partials_.resize(3 * (Index(1) << 16));
     totals_.resize(3 * 256);
@@ -472,7 +478,7 @@ class Simulation {
   // [lj-kick-drift-call]
   void kick_drift() {
     const auto v = velocities();  // re-read every step: rebuild() swaps the buffers
-    KickDrift<Real, Acc, Accum> k{{grid_.positions(0), grid_.positions(1), grid_.positions(2)},
+    KickDrift<Real, Acc, Force> k{{grid_.positions(0), grid_.positions(1), grid_.positions(2)},
                                   {v[0], v[1], v[2]},
                                   forces_.data(),
                                   static_cast<Acc>(0.5 * o_.dt / mass),
@@ -483,7 +489,7 @@ class Simulation {
 
   void kick() {
     const auto v = velocities();
-    Kick<Acc, Accum> k{{v[0], v[1], v[2]}, forces_.data(), static_cast<Acc>(0.5 * o_.dt / mass)};
+    Kick<Acc, Force> k{{v[0], v[1], v[2]}, forces_.data(), static_cast<Acc>(0.5 * o_.dt / mass)};
     cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
   }
 
@@ -538,17 +544,27 @@ class Simulation {
   }
 
   // [lj-forces]
-  void compute_forces() {
+  void compute_forces() {  // the force alone (LennardJonesForces): every step
     if (list_) {
-      cellint::interact(*list_, grid_, lj_, forces_.data());
+      cellint::interact(*list_, grid_, lj_forces_, forces_.data());
       return;
     }
     const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
-                                    ? cellint::interact(grid_, lj_, forces_.data())
-                                    : cellint::interact_with(strategy_, grid_, lj_, forces_.data());
+                                    ? cellint::interact(grid_, lj_forces_, forces_.data())
+                                    : cellint::interact_with(strategy_, grid_, lj_forces_, forces_.data());
     if (have_strategy_ && rep.strategy != last_strategy_) strategy_changed_ = true;
     last_strategy_ = rep.strategy;
     have_strategy_ = true;
+    tuning_s_ += 1e-3 * rep.tuning_ms;
+  }
+  void compute_energies() {  // force, energy and virial (LennardJones): thermo and trajectory steps only
+    if (list_) {
+      cellint::interact(*list_, grid_, lj_, energies_.data());
+      return;
+    }
+    const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
+                                    ? cellint::interact(grid_, lj_, energies_.data())
+                                    : cellint::interact_with(strategy_, grid_, lj_, energies_.data());
     tuning_s_ += 1e-3 * rep.tuning_ms;
   }
   // [lj-forces]
@@ -581,7 +597,8 @@ class Simulation {
     const Index l1 =
         std::max<Index>(1, std::min<Index>(n_, gpu_like ? Index(1) << 16 : Index(256)));
     const Index l2 = std::min<Index>(l1, 256);
-    ThermoPartials<Acc, Accum> k1{{v[0], v[1], v[2]}, forces_.data(), n_, l1, gpu_like, nullptr};
+    compute_energies();  // at the current positions (the step's forces came from LennardJonesForces)
+    ThermoPartials<Acc, Accum> k1{{v[0], v[1], v[2]}, energies_.data(), n_, l1, gpu_like, nullptr};
     k1.out = partials_.data();
     // each of the l1 lanes sums about n_ / l1 atoms (the Host backend shares loops by work)
     cellint::detail::parallel_for<Backend>(l1, k1, grid_.stream(), (n_ + l1 - 1) / l1);
@@ -633,7 +650,8 @@ class Simulation {
     const auto v = velocities();
     std::vector<Acc> vu[3];
     for (int d = 0; d < 3; ++d) vu[d] = grid_.to_user_order(static_cast<const Acc*>(v[d]));
-    const std::vector<Accum> acc = grid_.to_user_order(static_cast<const Accum*>(forces_.data()));
+    compute_energies();
+    const std::vector<Accum> acc = grid_.to_user_order(static_cast<const Accum*>(energies_.data()));
     const double L = lattice_.box;
     std::fprintf(f, "%d\n", n_);
     std::fprintf(
@@ -662,13 +680,15 @@ class Simulation {
   cellint::OwnStream<Backend> stream_;  // a stream of its own: list steps are recorded as graphs on GPUs
   Grid grid_;
   Potential lj_;
+  ForcesOnly lj_forces_;
   cellint::StrategyKind strategy_;
   std::string mode_;
   std::unique_ptr<List> list_;
   cellint::StepGraph<Backend> step_graph_{grid_.stream()};
   Index n_ = 0;
   cellint::Attribute<Acc> vel_[3];
-  cellint::Buffer<Backend, Accum> forces_;
+  cellint::Buffer<Backend, Force> forces_;     // every step
+  cellint::Buffer<Backend, Accum> energies_;   // thermo and trajectory steps
   cellint::Buffer<Backend, double> partials_, totals_;  // thermo reduction stages
   cellint::Buffer<Backend, unsigned> moved_;
   cellint::Buffer<Backend, Real> ref_[3];

@@ -48,6 +48,27 @@ TEST_CASE("LennardJones gives the textbook energy, force and virial", "[host][po
   CHECK(shifted.eval(rc * rc, fr) == Approx(0).margin(1e-14));
 }
 
+TEST_CASE("LennardJonesForces gives LennardJones's forces, both sides of a pair", "[host][potentials]") {
+  for (bool shifted : {false, true}) {
+    const auto full = LennardJones<double, 3>::make(1.3, 0.9, 2.5, shifted, 0.1);
+    const auto forces = LennardJonesForces<double, 3>::make(1.3, 0.9, 2.5, shifted, 0.1);
+    for (double r : {0.8, 1.0, 1.5, 2.4}) {
+      const Vec<double, 3> dr{r * 0.36, r * 0.48, -r * 0.8};
+      LennardJones<double, 3>::Accum a{};
+      full(a, NoPayload{}, NoPayload{}, dr, r * r);
+      LennardJonesForces<double, 3>::Accum b{}, bi{}, bj{};
+      forces(b, NoPayload{}, NoPayload{}, dr, r * r);
+      forces.symmetric(bi, bj, NoPayload{}, NoPayload{}, dr, r * r);
+      for (int d = 0; d < 3; ++d) {
+        CHECK(b.force[d] == a.force[d]);
+        CHECK(bi.force[d] == a.force[d]);
+        CHECK(bj.force[d] == -a.force[d]);
+      }
+    }
+  }
+  static_assert(sizeof(LennardJonesForces<float, 3>::Accum) == 3 * sizeof(float), "the force only");
+}
+
 TEST_CASE("LennardJonesPaper gives the softened energy, r2 recomputed from dr", "[host][potentials]") {
   LennardJonesPaper<double, 3> f;
   f.epsilon = 0.7;

@@ -87,6 +87,43 @@ struct LennardJones {
   }
 };
 
+/// The forces of LennardJones alone, without the energy and the virial: for the steps of a simulation that print
+/// nothing (LAMMPS, too, computes energies only on its thermo steps). The Accum is the force only, so a half list or a
+/// half-shell strategy adds three values into the other particle instead of five. Same parameters and `make()`.
+template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
+struct LennardJonesForces : LennardJones<Real, Dim, Acc, Math> {
+  using Full = LennardJones<Real, Dim, Acc, Math>;  ///< the functor with energy and virial
+  /// Per-particle result.
+  struct Accum {
+    Acc force[Dim];  ///< force on the particle, as LennardJones's
+  };
+  using AccumScalar = Acc;          ///< Accum is Dim values of Acc
+  static constexpr int flops = 15;  ///< per evaluated pair, dr and r2 included
+  LennardJonesForces() = default;
+  /// The forces of `lj` (its parameters).
+  explicit LennardJonesForces(const Full& lj) : Full(lj) {}
+  /// Parameters in the usual form (LennardJones::make()).
+  static LennardJonesForces make(Real epsilon, Real sigma, Real cutoff, bool shifted = false, Real softening = 0) {
+    return LennardJonesForces(Full::make(epsilon, sigma, cutoff, shifted, softening));
+  }
+  /// Accumulates the pair's force (dr = x_target - x_source).
+  CELLINT_HD void operator()(Accum& a, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr, Real r2) const {
+    Real fr;
+    this->eval(r2, fr);
+    for (int d = 0; d < Dim; ++d) a.force[d] += static_cast<Acc>(fr * dr[d]);
+  }
+  /// Newton's-third-law form for half lists and half-shell strategies.
+  CELLINT_HD void symmetric(Accum& ai, Accum& aj, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr,
+                            Real r2) const {
+    Real fr;
+    this->eval(r2, fr);
+    for (int d = 0; d < Dim; ++d) {
+      ai.force[d] += static_cast<Acc>(fr * dr[d]);
+      aj.force[d] -= static_cast<Acc>(fr * dr[d]);
+    }
+  }
+};
+
 /// The paper's benchmark workload (section 7.1): per particle, the softened LJ potential energy 4 eps
 /// [(s2/(r2+soft2))^6 - (s2/(r2+soft2))^3] summed over every particle of the 3^Dim neighbour cells, without a cutoff
 /// test. The paper counts 21 flop per candidate pair.
