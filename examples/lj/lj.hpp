@@ -545,27 +545,21 @@ class Simulation {
 
   // [lj-forces]
   void compute_forces() {  // the force alone (LennardJonesForces): every step
-    if (list_) {
-      cellint::interact(*list_, grid_, lj_forces_, forces_.data());
-      return;
-    }
-    const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
-                                    ? cellint::interact(grid_, lj_forces_, forces_.data())
-                                    : cellint::interact_with(strategy_, grid_, lj_forces_, forces_.data());
+    const cellint::Report rep = pass(lj_forces_, forces_.data());
+    if (list_) return;
     if (have_strategy_ && rep.strategy != last_strategy_) strategy_changed_ = true;
     last_strategy_ = rep.strategy;
     have_strategy_ = true;
-    tuning_s_ += 1e-3 * rep.tuning_ms;
   }
-  void compute_energies() {  // force, energy and virial (LennardJones): thermo and trajectory steps only
-    if (list_) {
-      cellint::interact(*list_, grid_, lj_, energies_.data());
-      return;
-    }
+  void compute_energies() { pass(lj_, energies_.data()); }  // force, energy, virial: thermo and trajectory steps
+  template <class F, class Out>
+  cellint::Report pass(const F& f, Out* out) {  // one interact() over the list, or over the cells (Auto or named)
+    if (list_) return cellint::interact(*list_, grid_, f, out);
     const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
-                                    ? cellint::interact(grid_, lj_, energies_.data())
-                                    : cellint::interact_with(strategy_, grid_, lj_, energies_.data());
+                                    ? cellint::interact(grid_, f, out)
+                                    : cellint::interact_with(strategy_, grid_, f, out);
     tuning_s_ += 1e-3 * rep.tuning_ms;
+    return rep;
   }
   // [lj-forces]
 
