@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "cellint/backend/buffer.hpp"
-#include "cellint/backend/detail/host_atomics.hpp"
 #include "cellint/backend/detail/parallel_for.hpp"
 #include "cellint/core/error.hpp"
 #include "cellint/grid/cell_grid.hpp"
@@ -421,23 +420,19 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
   const int threads = host_threads_for(static_cast<long long>(n) * 16, host_min_work);
   std::vector<Accum> extra(static_cast<std::size_t>(threads - 1) * static_cast<std::size_t>(n));
   host_loop(threads, 1, threads, [&](Index th) {
-    HostSerialAtomics plain;  // only this thread writes its copy
     Accum* o = th == 0 ? out : extra.data() + static_cast<std::size_t>(th - 1) * static_cast<std::size_t>(n);
     for (Index i = 0; i < n; ++i) o[i] = th == 0 ? T::init(f) : Accum{};
     const Index lo = static_cast<Index>(static_cast<long long>(n) * th / threads);
     const Index hi = static_cast<Index>(static_cast<long long>(n) * (th + 1) / threads);
-    for (Index t = lo; t < hi; ++t) {
+    for (Index t = lo; t < hi; ++t) {  // only this thread writes its copy: plain adds
       Index slot;
-      const Accum acc =
-          half_row<T>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { atomic_add_accum<T>(plain, o + j, aj); });
-      atomic_add_accum<T>(plain, o + slot, acc);
+      const Accum acc = half_row<T>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { add_accum<T>(o[j], aj); });
+      add_accum<T>(o[slot], acc);
     }
   });
   if (threads > 1)
-    host_loop(n, 4096, threads, [&](Index i) {
-      HostSerialAtomics plain;  // each slot is summed by one thread
-      for (int th = 1; th < threads; ++th)
-        atomic_add_accum<T>(plain, out + i, extra[static_cast<std::size_t>(th - 1) * n + i]);
+    host_loop(n, 4096, threads, [&](Index i) {  // each slot is summed by one thread
+      for (int th = 1; th < threads; ++th) add_accum<T>(out[i], extra[static_cast<std::size_t>(th - 1) * n + i]);
     });
 }
 }  // namespace detail
