@@ -3,9 +3,11 @@
 # (e.g. the previous commit's `include/`, exported with `git archive HEAD~1 include | tar -x -C /tmp/base`; with its
 # `examples/` too, that tree's demo), both built
 # with nvcc the same way, run alternately (A B A B ...) at each size; the median rate of each, and with ncu present
-# the per-kernel times of both at every size (Nsight Compute, 60 steps after the first 100 launches).
+# the per-kernel times of both at every size (Nsight Compute, 60 steps after the first 100 launches). The last round's
+# JSON of each stays as a_c<cells>.json and b_c<cells>.json.
 #   bash tools/ab_lists.sh BASE_DIR [cells ...]      (default cells: 25 80; results under $OUT or /tmp/ab)
-# Environment: ROUNDS [3], EXTRA (demo options for both, e.g. "--precision mixed"), NCU [1; 0: no profiles].
+# Environment: ROUNDS [3], EXTRA (demo options for both, e.g. "--precision mixed"), NCU [1; 0: no profiles], NVCC_B
+# (extra nvcc options for B only: with BASE_DIR `.` B is the working tree built with a macro, e.g. -DNDEBUG).
 set -uo pipefail
 BASE=${1:?usage: tools/ab_lists.sh BASE_DIR [cells ...]}
 shift
@@ -15,7 +17,7 @@ R=${OUT:-/tmp/ab}
 mkdir -p "$R"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$R/gpu.txt"
 flags=(-O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Iexamples)
-nvcc "${flags[@]}" -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
+nvcc "${flags[@]}" ${NVCC_B:-} -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
 # the base tree's demo too when it has one (then A is that tree as a whole)
 if [ -f "$BASE/examples/lj/lj_main.cu" ]; then
   nvcc "${flags[@]/-Iexamples/-I$BASE/examples}" -I"$BASE/include" "$BASE/examples/lj/lj_main.cu" -o "$R/lj_a" \
@@ -26,12 +28,13 @@ fi
 wait
 [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ] || { tail -20 "$R"/build_*.log; exit 1; }
 steps_for() { case $1 in 20|25) echo 4000;; 40) echo 2000;; 80) echo 400;; *) echo 60;; esac; }
-rate() { "$@" --json "$R/r.json" >/dev/null 2>&1 && python3 -c "import json;print(json.load(open('$R/r.json'))['atom_steps_per_s'])"; }
+# rate JSON COMMAND...: runs the demo, keeps its JSON (the last round's stays) and prints its rate
+rate() { local j=$1; shift; "$@" --json "$j" >/dev/null 2>&1 && python3 -c "import json;print(json.load(open('$j'))['atom_steps_per_s'])"; }
 for c in "${SIZES[@]}"; do
   a=() b=()
   for _ in $(seq "${ROUNDS:-3}"); do
-    a+=("$(rate "$R/lj_a" --cells "$c" --steps "$(steps_for "$c")" --thermo 0 --precision float ${EXTRA:-})")
-    b+=("$(rate "$R/lj_b" --cells "$c" --steps "$(steps_for "$c")" --thermo 0 --precision float ${EXTRA:-})")
+    a+=("$(rate "$R/a_c$c.json" "$R/lj_a" --cells "$c" --steps "$(steps_for "$c")" --thermo 0 --precision float ${EXTRA:-})")
+    b+=("$(rate "$R/b_c$c.json" "$R/lj_b" --cells "$c" --steps "$(steps_for "$c")" --thermo 0 --precision float ${EXTRA:-})")
   done
   python3 - "$c" "${a[*]}" "${b[*]}" <<'PY' | tee -a "$R/ab.txt"
 import statistics, sys

@@ -354,12 +354,14 @@ class NeighborList {
     detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
     // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
     // a row costs about 3^Dim cells of candidates
-    const unsigned threads = Backend::device_memory ? 64 : 16;
-    const std::size_t bytes = sizeof(Index) * (static_cast<std::size_t>(capacity_) * threads + 1);
     if constexpr (Backend::is_gpu_like) {
+      using Staged = detail::ListBuildRowsStaged<Real, Dim>;
+      const int rows = Backend::device_memory ? 64 : 8;
+      const std::size_t bytes = Staged::shared_bytes(capacity_, rows);
       if (columns_ && bytes <= 48 * 1024) {
-        Backend::launch(LaunchShape{static_cast<unsigned>((n_ + threads - 1) / threads), threads, bytes},
-                        detail::ListBuildRowsStaged<Real, Dim>{s}, stream);
+        Backend::launch(LaunchShape{static_cast<unsigned>((n_ + rows - 1) / rows),
+                                    static_cast<unsigned>(rows * Staged::lanes), bytes},
+                        Staged{s}, stream);
         return;
       }
     }

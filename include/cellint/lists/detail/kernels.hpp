@@ -138,9 +138,11 @@ struct ListShape {
   /// positions are the rebuild's positions, wrapped into the box, plus the displacements since: they stay next to
   /// their cells). Cells adjacent along X are one contiguous range of list positions, with one image shift.
   /// `Batch` records are loaded before any is used (8 for the rebuild; 1 for the rare overflow scan inside the pair
-  /// kernels, where eight would cost registers in every thread).
+  /// kernels, where eight would cost registers in every thread). With `lanes` > 1 only the list positions u with
+  /// u % lanes == lane are visited (the lanes of one row split its candidates).
   template <int Batch = 1, class Fn>
-  CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn) const {
+  CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn, Index lane = 0,
+                                     Index lanes = 1) const {
     Index c[Dim];
     geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
     for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
@@ -160,15 +162,16 @@ struct ListShape {
       const Index u1 = static_cast<Index>(start[c1]);
       Index u = static_cast<Index>(start[c0]);
       if (half && u <= t) u = t + 1;  // a half row holds later list positions only: skip the rest of the range
+      if (lanes > 1) u += (lane - u % lanes + lanes) % lanes;
       // records loaded in batches before any is used: the loop is bound by their latency, not by the arithmetic
       if constexpr (Batch > 1) {
-        for (; u + Batch <= u1; u += Batch) {
+        for (; u + (Batch - 1) * lanes < u1; u += Batch * lanes) {
           Packed<Real> p[Batch];
-          for (int q = 0; q < Batch; ++q) p[q] = packed[u + q];
-          for (int q = 0; q < Batch; ++q) visit(u + q, p[q]);
+          for (int q = 0; q < Batch; ++q) p[q] = packed[u + q * lanes];
+          for (int q = 0; q < Batch; ++q) visit(u + q * lanes, p[q]);
         }
       }
-      for (; u < u1; ++u) visit(u, packed[u]);
+      for (; u < u1; u += lanes) visit(u, packed[u]);
     });
   }
   /// The continuous position of list position t: its position at the last rebuild (wrapped into the box) plus its
@@ -190,15 +193,18 @@ struct ListShape {
     if (slot) *slot = p.slot();
     return x;
   }
-  /// Finds row t (the list positions within cutoff + skin), calls store(k, u) for its first `capacity` entries and
-  /// returns its full length.
+  /// Finds row t (the list positions within cutoff + skin; with `lanes` > 1 those of lane `lane`, see
+  /// for_each_candidate()), calls store(k, entry) for the first `capacity` it finds and returns how many it found.
   template <class Store>
-  CELLINT_HD Index find_row(Index t, Store&& store) const {
+  CELLINT_HD Index find_row(Index t, Store&& store, Index lane = 0, Index lanes = 1) const {
     Index m = 0;
-    for_each_candidate<8>(t, packed_position(t), reach2, [&](Index u, Index, const Vec<Real, Dim>&, Real, bool image) {
-      if (m < capacity) store(m, image ? static_cast<Index>(static_cast<std::uint32_t>(u) | image_bit) : u);
-      ++m;
-    });
+    for_each_candidate<8>(
+        t, packed_position(t), reach2,
+        [&](Index u, Index, const Vec<Real, Dim>&, Real, bool image) {
+          if (m < capacity) store(m, image ? static_cast<Index>(static_cast<std::uint32_t>(u) | image_bit) : u);
+          ++m;
+        },
+        lane, lanes);
     return m;
   }
   /// Rebuild decision, by one thread: `request` becomes `active` and is cleared; a rebuild is counted and logged with
@@ -376,34 +382,63 @@ struct ListBuildRows {
   }
 };
 
-/// Rebuild step 4 on GPU-like backends, rows staged in shared memory: a block's threads find their rows into
-/// `capacity` x block_size() words, then the block writes them out column by column, so that neighbouring targets'
-/// entries go out together (found one by one, they would be scattered 4-byte writes).
+/// Rebuild step 4 on GPU-like backends, rows staged in shared memory: two threads find each row, the first walking the
+/// even list positions of its candidate cells and the second the odd ones, each into its half of the row's `capacity`
+/// words; then the block writes its rows out column by column, so that neighbouring targets' entries go out together
+/// (found one by one, they would be scattered 4-byte writes). Two threads per row put twice as many loads in flight
+/// as one for the same shared memory, which is what limits the blocks an SM holds. A row is its first thread's entries
+/// in the order found, then its second thread's; a row that fits its capacity but not one of its halves (rare: the
+/// halves split the candidates evenly) is found again by its first thread alone.
 template <class Real, int Dim>
 struct ListBuildRowsStaged {
   ListShape<Real, Dim> s;  ///< the list (column-major rows)
+  /// Threads per row.
+  static constexpr int lanes = 2;
+  /// Shared memory for a block of `rows` rows.
+  static std::size_t shared_bytes(Index capacity, int rows) {
+    return sizeof(Index) * (static_cast<std::size_t>(capacity) * rows + static_cast<std::size_t>(lanes) * rows + 1);
+  }
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     if (!s.ctrl[ListWord::active]) return;
-    Index* sh = b.template shared<Index>();  // entry k of thread t at k * block_size() + t; then the longest row
-    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
-    unsigned* longest = reinterpret_cast<unsigned*>(sh + static_cast<std::size_t>(s.capacity) * threads);
+    const int rows = static_cast<int>(b.block_size()) / lanes;
+    // word k of row r at k * rows + r; then each row's count per lane; then the block's longest stored row
+    Index* sh = b.template shared<Index>();
+    Index* found = sh + static_cast<std::size_t>(s.capacity) * rows;
+    unsigned* longest = reinterpret_cast<unsigned*>(found + lanes * rows);
+    const int t = static_cast<int>(b.thread_rank()), r = t / lanes, lane = t % lanes;
+    auto word = [&](Index k, int rr) -> Index& { return sh[static_cast<std::size_t>(k) * rows + rr]; };
     if (t == 0) *longest = 0;
     b.sync();
-    const Index first = static_cast<Index>(b.block_rank()) * threads, row = first + t;
-    if (row < s.n) {
-      const Index m = s.find_row(row, [&](Index k, Index u) { sh[static_cast<std::size_t>(k) * threads + t] = u; });
-      s.len[row] = m;
-      if (m > 0) {
-        b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
-        b.atomic_max(longest, static_cast<unsigned>(m < s.capacity ? m : s.capacity));
+    const Index first = static_cast<Index>(b.block_rank()) * rows, row = first + r;
+    const Index cap = s.capacity, half = (cap + 1) / 2;  // words [0, half) for the first lane, [half, cap) the second
+    const Index base = lane == 0 ? 0 : half, room = lane == 0 ? half : cap - half;
+    Index m = 0;
+    if (row < s.n)
+      m = s.find_row(row, [&](Index k, Index u) { if (k < room) word(base + k, r) = u; }, Index(lane), Index(lanes));
+    found[lane * rows + r] = m;
+    b.sync();
+    if (row < s.n && lane == 0) {
+      const Index m0 = found[r], m1 = found[rows + r], all = m0 + m1;
+      s.len[row] = all;
+      if (all > 0) {
+        b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(all));
+        b.atomic_max(longest, static_cast<unsigned>(all < cap ? all : cap));
+      }
+      if (all <= cap && (m0 > half || m1 > cap - half)) {  // a half overflowed: the whole row by this thread
+        s.find_row(row, [&](Index k, Index u) { word(k, r) = u; });
+        found[r] = all;
+        found[rows + r] = 0;
       }
     }
     b.sync();
-    const Index rows = static_cast<Index>(*longest);
-    for (Index e = t; e < rows * threads; e += threads) {
-      const Index k = e / threads, tt = e % threads;
-      if (first + tt < s.n && k < s.len[first + tt]) s.nbr[s.at(first + tt, k)] = sh[e];
+    // out, column by column; a row longer than the capacity is left out: interact() scans its cells
+    const Index stored = static_cast<Index>(*longest), threads = static_cast<Index>(b.block_size());
+    for (Index e = t; e < stored * rows; e += threads) {
+      const Index k = e / rows;
+      const int rr = static_cast<int>(e % rows);
+      const Index front = found[rr], all = front + found[rows + rr];
+      if (first + rr < s.n && k < all && all <= cap) s.nbr[s.at(first + rr, k)] = word(k < front ? k : half + (k - front), rr);
     }
   }
 };
