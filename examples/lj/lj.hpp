@@ -409,24 +409,31 @@ class Simulation {
     const auto t0 = std::chrono::steady_clock::now();
     for (long step = 1; step <= o_.steps; ++step) {
       const bool sort = list_ && o_.sort_every > 0 && step % o_.sort_every == 0;
+      const bool last = step == o_.steps;
+      const bool thermo = last || step == res.drift_from || (o_.thermo > 0 && step % o_.thermo == 0);
+      const bool frame = xyz && (last || (o_.every > 0 && step % o_.every == 0));
       if (list_ && o_.graph && !o_.breakdown && o_.neigh_every == 1 && !sort) {
-        // [lj-step] one velocity-Verlet step with a list (docs/lj.md quotes this block): recorded once, then
-        // launched as one graph on GPUs; the list decides on the device whether to rebuild, so the recording serves
-        // every step until something is reallocated
-        step_graph_.run([&] {
-          kick_drift();           // v += dt/2 F/m; x += dt v
+        // one velocity-Verlet step with a list (docs/lj.md quotes this block): recorded once, then launched as one
+        // graph on GPUs; the list decides on the device whether to rebuild, so the recording serves every step until
+        // something is reallocated. The second half kick waits for the next step's first, and the two are one kernel
+        // (v += dt F/m, as leapfrog): it is applied alone only where velocities are read.
+        // [lj-step]
+        const bool joined = kick_pending_;
+        (joined ? joined_graph_ : step_graph_).run([&] {
+          kick_drift(joined);     // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v
           list_->update(grid_);   // displacement check; rebuild on the device when needed
           compute_forces();       // forces_[i] = sum over the list's neighbours j of LJ(x_i - x_j)
-          kick();                 // v += dt/2 F/m
         });
+        kick_pending_ = true;
+        if (thermo || frame) settle_kick();  // v += dt/2 F/m
         // [lj-step]
       } else {
+        settle_kick();
         step_by_phase(res, sort, t_int, t_neigh, t_pair);
       }
 
       const auto o0 = std::chrono::steady_clock::now();
-      const bool last = step == o_.steps;
-      if (last || step == res.drift_from || (o_.thermo > 0 && step % o_.thermo == 0)) {
+      if (thermo) {
         if (list_) look_at_list(res);
         record(res, step);
         if (step == res.drift_from) res.e_start = res.thermo.back().tot_eng;
@@ -435,7 +442,7 @@ class Simulation {
         progress(step,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       }
-      if (xyz && (last || (o_.every > 0 && step % o_.every == 0))) write_xyz(xyz, step);
+      if (frame) write_xyz(xyz, step);
       res.output_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - o0).count();
     }
     Backend::synchronize(grid_.stream());
@@ -476,16 +483,22 @@ class Simulation {
   }
 
   // [lj-kick-drift-call]
-  void kick_drift() {
+  void kick_drift(bool joined = false) {  // joined: the previous step's second half kick comes first
     const auto v = velocities();  // re-read every step: rebuild() swaps the buffers
     KickDrift<Real, Acc, Force> k{{grid_.positions(0), grid_.positions(1), grid_.positions(2)},
                                   {v[0], v[1], v[2]},
                                   forces_.data(),
-                                  static_cast<Acc>(0.5 * o_.dt / mass),
+                                  static_cast<Acc>((joined ? 1.0 : 0.5) * o_.dt / mass),
                                   static_cast<Acc>(o_.dt)};
     cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
   }
   // [lj-kick-drift-call]
+
+  void settle_kick() {  // the second half kick of a recorded step, where the velocities are read or a step follows
+    if (!kick_pending_) return;
+    kick();
+    kick_pending_ = false;
+  }
 
   void kick() {
     const auto v = velocities();
@@ -509,7 +522,7 @@ class Simulation {
       if (sort) {
         grid_.rebuild();  // re-sorts by cell (locality); the list then rebuilds at once
         ++res.sorts;
-        step_graph_.reset();  // positions and velocities moved to the other buffers
+        reset_graphs();  // positions and velocities moved to the other buffers
       }
       list_->update(grid_);
     } else if (needs_rebuild()) {
@@ -539,8 +552,12 @@ class Simulation {
   cellint::ListStats look_at_list(Result& res) {
     cellint::ListStats st = list_->check(grid_);
     for (long u : st.rebuilt_at) res.rebuild_steps.push_back(u);
-    if (st.grew) step_graph_.reset();  // the rows were reallocated
+    if (st.grew) reset_graphs();  // the rows were reallocated
     return st;
+  }
+  void reset_graphs() {
+    step_graph_.reset();
+    joined_graph_.reset();
   }
 
   // [lj-forces]
@@ -678,7 +695,9 @@ class Simulation {
   cellint::StrategyKind strategy_;
   std::string mode_;
   std::unique_ptr<List> list_;
-  cellint::StepGraph<Backend> step_graph_{grid_.stream()};
+  cellint::StepGraph<Backend> step_graph_{grid_.stream()};    // a list step
+  cellint::StepGraph<Backend> joined_graph_{grid_.stream()};  // the same after one whose second half kick waits
+  bool kick_pending_ = false;  // the last recorded step's second half kick is not applied yet
   Index n_ = 0;
   cellint::Attribute<Acc> vel_[3];
   cellint::Buffer<Backend, Force> forces_;     // every step
