@@ -65,7 +65,8 @@ inline const char* usage_text() {
   return R"(usage: interaction_bench [options]
   --strategy LIST     strategy names (par-part-noloop, par-part-loop, par-cell, par-cell-sm,
                       all-in-sm, x-pencil, x-pencil-reg, x-pencil-tile, cell-loop, cell-loop-half), 'all'
-                      (every strategy of the backend) and/or 'auto'; comma separated [all]
+                      (every cell strategy of the backend; all-pairs only by name) and/or 'auto'; comma
+                      separated [all]
   --cells LIST        cells per side d (d^dim cells, width = cutoff = 1) [2,4,8,16,32]
   --ppc LIST          mean particles per cell [1,10,100]
   --dim LIST          2 and/or 3 [3]

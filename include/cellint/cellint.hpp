@@ -15,4 +15,5 @@
 #include "cellint/interact.hpp"
 #include "cellint/lists/neighbor_list.hpp"
 #include "cellint/potentials/counting.hpp"
+#include "cellint/potentials/gravity.hpp"
 #include "cellint/potentials/lennard_jones.hpp"

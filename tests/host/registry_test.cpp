@@ -36,6 +36,7 @@ TEST_CASE("every StrategyKind round-trips through to_string and strategy_from_na
   CHECK(std::string(to_string(StrategyKind::XPencil)) == "x-pencil");
   CHECK(std::string(to_string(StrategyKind::XPencilReg)) == "x-pencil-reg");
   CHECK(std::string(to_string(StrategyKind::XPencilTile)) == "x-pencil-tile");
+  CHECK(std::string(to_string(StrategyKind::AllPairs)) == "all-pairs");
   CHECK(std::string(to_string(StrategyKind::CellLoop)) == "cell-loop");
   CHECK(std::string(to_string(StrategyKind::CellLoopHalf)) == "cell-loop-half");
   CHECK(std::string(to_string(StrategyKind::BruteForce)) == "brute-force");
@@ -67,7 +68,8 @@ TEST_CASE("strategy_names lists every name once, auto last", "[host][registry]")
 TEST_CASE("strategies_for keeps the backends' lists and their order", "[host][registry]") {
   using K = StrategyKind;
   const std::vector<K> gpu = {K::ParPartNoLoop, K::ParPartLoop, K::ParCell,    K::ParCellSM,
-                              K::AllInSM,       K::XPencil,     K::XPencilReg, K::XPencilTile};
+                              K::AllInSM,       K::XPencil,     K::XPencilReg, K::XPencilTile,
+                              K::AllPairs};
   const std::vector<K> cpu = {K::CellLoop, K::CellLoopHalf};
   CHECK(strategies_for<Host>() == cpu);
   CHECK(strategies_for<Emulated>() == gpu);

@@ -1,7 +1,9 @@
 #pragma once
 /// @file
 /// BruteForce: every pair, minimum-image convention, on the CPU. The O(N^2) oracle that every other strategy is tested
-/// against (use it in double precision). It takes two different sets. Auto never times it.
+/// against (use it in double precision). It takes two different sets. Auto never times it. A functor with
+/// `cutoff_test = false` is called for every pair of the sets, as by AllPairs on GPUs (the CPU path of long-range
+/// kernels; the cell strategies call such a functor for the pairs of neighbouring cells instead).
 
 #include <vector>
 

@@ -14,6 +14,7 @@
 
 #include "cellint/core/error.hpp"
 #include "cellint/strategies/all_in_sm.hpp"
+#include "cellint/strategies/all_pairs.hpp"
 #include "cellint/strategies/brute_force.hpp"
 #include "cellint/strategies/cell_loop.hpp"
 #include "cellint/strategies/par_cell.hpp"
@@ -34,7 +35,7 @@ struct TypeList {};
 /// Every strategy tag but Auto, in the order Auto times them (GPU-like strategies first, then the CPU ones);
 /// strategies_for<B>() keeps this order.
 using AllStrategies = detail::TypeList<ParPartNoLoop, ParPartLoop, ParCell, ParCellSM, AllInSM, XPencil, XPencilReg,
-                                       XPencilTile, CellLoop, CellLoopHalf, BruteForce>;
+                                       XPencilTile, AllPairs, CellLoop, CellLoopHalf, BruteForce>;
 
 namespace detail {
 /// Calls f(S{}) for every tag S of the list, in order.
@@ -116,6 +117,17 @@ std::vector<StrategyKind> strategies_for() {
   detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
     using S = decltype(tag);
     if (S::auto_candidate && S::gpu_like == B::is_gpu_like) r.push_back(S::kind);
+  });
+  return r;
+}
+
+/// Whether Auto times strategy `k` for these targets and sources (its tag's auto_eligible(); Auto also asks
+/// supports()).
+template <class Real, int Dim>
+bool auto_eligible(StrategyKind k, const GridView<Real, Dim>& targets, const GridView<Real, Dim>& sources) {
+  bool r = false;
+  detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
+    if (k == decltype(tag)::kind) r = decltype(tag)::auto_eligible(targets, sources);
   });
   return r;
 }

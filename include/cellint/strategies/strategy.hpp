@@ -26,6 +26,7 @@ enum class StrategyKind {
   CellLoopHalf,   ///< CPU: half-shell cell loop using Newton's third law
   BruteForce,     ///< CPU: O(N^2) over all pairs with the minimum image (the oracle)
   XPencilTile,    ///< X-pencil with every neighbour row staged and warp-wide tiles of targets (cellint)
+  AllPairs,       ///< every pair, sources streamed through shared memory in tiles (no cells; long-range, small N)
   Auto            ///< time the eligible strategies once, cache and use the fastest
 };
 
@@ -39,6 +40,12 @@ struct StrategyTag {
   static constexpr StrategyKind kind = K;                   ///< this tag's StrategyKind
   static constexpr bool gpu_like = GpuLike;                 ///< runs on GPU-like backends (else: CPU)
   static constexpr bool auto_candidate = AutoCandidate;     ///< timed by Auto
+  /// Whether Auto times it for these targets and sources (besides supports()): a tag whose cost does not follow the
+  /// cells (AllPairs) says no where timing it would take long.
+  template <class Real, int Dim>
+  static bool auto_eligible(const GridView<Real, Dim>&, const GridView<Real, Dim>&) {
+    return true;
+  }
 };
 }  // namespace detail
 

@@ -7,7 +7,8 @@
 /// half octaves and M_C (the fullest cell) in octaves: Autotuner::key().
 ///
 /// **Candidates.** auto_candidates() (strategies/registry.hpp): the backend's strategies that supports() accepts for
-/// the grid, each with the shapes its tag's candidates() lists (its policy: Par-Part-NoLoop, Par-Cell and Par-Cell-SM
+/// the grid (and that their tag's auto_eligible() admits: all-pairs only where every source is a candidate of every
+/// target or the pairs are few), each with the shapes its tag's candidates() lists (its policy: Par-Part-NoLoop, Par-Cell and Par-Cell-SM
 /// with 128, 64 and 256 threads unless Tuning::threads is set, X-pencil and X-pencil-tile at the rule's pencil length
 /// and two others unless Tuning::pencil_length is set, the rest once with the caller's Tuning). Every strategy's first
 /// shape is timed before any second shape, and on the Host backend the half-shell cell loop comes first (it evaluates
@@ -487,7 +488,7 @@ class Autotuner {
     Progress progress(set, key);
     std::vector<std::pair<StrategyKind, Tuning>> cands;
     for (const auto& c : auto_candidates<B>(user))
-      if (supports(c.first, g, f, c.second).ok) cands.push_back(c);
+      if (auto_eligible(c.first, g.view(), g.view()) && supports(c.first, g, f, c.second).ok) cands.push_back(c);
     if (cands.empty()) throw Unsupported("cellint: Auto found no strategy that can run this grid on this backend");
 
     Tuned res;

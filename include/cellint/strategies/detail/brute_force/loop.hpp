@@ -16,11 +16,7 @@ struct StrategyImpl<BruteForce> {
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>&, const F&, const Tuning&) {
     Plan p;
-    if (B::device_memory)
-      p.support = Support::no("brute-force runs on host memory (Host or Emulated backend)");
-    else if (!FunctorTraits<F, R, D>::cutoff_test)
-      p.support = Support::no("brute-force evaluates pairs within the cutoff; this functor asks for every candidate "
-                              "pair of the neighbour cells (cutoff_test = false), which only cell strategies define");
+    if (B::device_memory) p.support = Support::no("brute-force runs on host memory (Host or Emulated backend)");
     return p;
   }
   template <class B, class R, int D, class F>

@@ -1,0 +1,76 @@
+#pragma once
+/// @file
+/// Newtonian gravity with Plummer softening, for every pair (no cutoff: `cutoff_test = false`), to be run by the
+/// all-pairs strategy on GPUs and brute-force on the CPU (see strategies/all_pairs.hpp).
+///
+/// With s = r^2 + eps^2 and dr = x_i - x_j, the acceleration of particle i is a_i = -G sum_j m_j dr / s^(3/2) and its
+/// potential phi_i = -G sum_j m_j / s^(1/2); the total potential energy is sum_i m_i phi_i / 2. The softening keeps
+/// close encounters finite (the force peaks at r = eps / sqrt(2)).
+
+#include "cellint/core/math.hpp"
+#include "cellint/core/pair_functor.hpp"
+#include "cellint/grid/grid_view.hpp"
+
+namespace cellint {
+
+/// Plummer-softened gravity: the acceleration (`Accum` of Dim values). The payload is G m, formed when a source is
+/// read (once per tile in the all-pairs strategy). Per pair: dr (Dim subtractions), s (Dim multiply-adds and the
+/// softening), one reciprocal square root, its cube (two multiplications), the weight (one multiplication) and Dim
+/// multiply-adds.
+/// @tparam Real position type; @tparam Dim 2 or 3; @tparam Acc accumulation type; @tparam Math ExactMath (correctly
+/// rounded square root and division) or FastMath (the hardware's reciprocal square root in float on GPUs).
+template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
+struct PlummerGravity {
+  /// What a particle carries: G times its mass.
+  struct Payload {
+    Real gm;  ///< G m
+  };
+  /// The acceleration of a particle.
+  struct Accum {
+    Acc a[Dim];  ///< acceleration
+  };
+  using AccumScalar = Acc;                   ///< Accum is Dim values of Acc
+  static constexpr bool cutoff_test = false;  ///< every pair, whatever the distance
+  /// Floating-point operations per pair, counting a multiply-add as two and the reciprocal square root as one:
+  /// 2 Dim (dr) + 2 Dim (s) + 1 (rsqrt) + 2 (cube) + 1 (G m) + 2 Dim (a).
+  static constexpr int flops = 6 * Dim + 4;  // 16 in 2D, 22 in 3D
+  Real G = 1;              ///< gravitational constant
+  Real softening2 = 0;     ///< eps^2
+  Attribute<Real> mass{};  ///< the handle grid.attach(masses) returned
+
+  template <class View>
+  CELLINT_HD Payload load(const View& v, Index i) const {
+    return {G * v.attribute(mass)[i]};
+  }
+  CELLINT_HD void operator()(Accum& acc, const Payload&, const Payload& s, const Vec<Real, Dim>& dr, Real r2) const {
+    const Real inv = Math::rsqrt(r2 + softening2);
+    const Real w = s.gm * (inv * inv * inv);
+    for (int d = 0; d < Dim; ++d) acc.a[d] -= static_cast<Acc>(w * dr[d]);
+  }
+};
+
+/// The Plummer-softened potential of each particle (`Accum` of one value): phi_i = -G sum_j m_j / sqrt(r^2 + eps^2).
+/// Evaluated on output steps only, as the energy of a Lennard-Jones run.
+template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
+struct PlummerPotential {
+  using Payload = typename PlummerGravity<Real, Dim, Acc, Math>::Payload;  ///< G m
+  /// The potential of a particle.
+  struct Accum {
+    Acc phi;  ///< potential (energy per unit mass)
+  };
+  using AccumScalar = Acc;                   ///< one value
+  static constexpr bool cutoff_test = false;  ///< every pair
+  Real G = 1;              ///< gravitational constant
+  Real softening2 = 0;     ///< eps^2
+  Attribute<Real> mass{};  ///< the handle grid.attach(masses) returned
+
+  template <class View>
+  CELLINT_HD Payload load(const View& v, Index i) const {
+    return {G * v.attribute(mass)[i]};
+  }
+  CELLINT_HD void operator()(Accum& acc, const Payload&, const Payload& s, const Vec<Real, Dim>&, Real r2) const {
+    acc.phi -= static_cast<Acc>(s.gm * Math::rsqrt(r2 + softening2));
+  }
+};
+
+}  // namespace cellint
