@@ -26,6 +26,8 @@ TEST_CASE("all-pairs matches the oracle with tiles that do not divide the partic
   for (unsigned threads : {32u, 64u, 128u}) {
     Tuning t;
     t.threads = threads;
+    t.targets_per_thread = threads == 32 ? 1 : threads == 64 ? 4 : 2;
+    INFO(threads << " threads, " << t.targets_per_thread << " targets each");
     Case c;
     c.cells = 5;
     c.ppc = 7.3;  // (a count that no tile size divides)
@@ -76,7 +78,9 @@ TEST_CASE("all-pairs calls a functor without a cutoff test for every pair, at th
     using Accum = PlummerGravity<double, 2>::Accum;
     Buffer<B, Accum> out(static_cast<std::size_t>(n));
     out.fill_bytes(0xFF);
-    interact_with(StrategyKind::AllPairs, grid, f, out.data());
+    Tuning per;
+    per.targets_per_thread = periodic ? 4 : 1;  // (the default, 2, runs in the count below)
+    interact_with(StrategyKind::AllPairs, grid, f, out.data(), per);
     B::synchronize();
     const auto got = grid.to_user_order(out.data());
     double worst = 0;
@@ -143,6 +147,11 @@ TEST_CASE("all-pairs: Auto's eligibility and the refusals", CELLINT_TEST_TAG "[a
   CHECK(s.reason.find("multiple of the warp size") != std::string::npos);
   t.threads = 2048;
   CHECK_FALSE(supports(StrategyKind::AllPairs, grid, f, t).ok);
+  t.threads = 0;
+  t.targets_per_thread = 3;
+  const Support three = supports(StrategyKind::AllPairs, grid, f, t);
+  CHECK_FALSE(three.ok);
+  CHECK(three.reason.find("1, 2 or 4") != std::string::npos);
 }
 
 }  // namespace all_pairs_test

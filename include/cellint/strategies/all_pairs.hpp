@@ -1,8 +1,9 @@
 #pragma once
 /// @file
-/// All-pairs (tiled): no cells. Each thread holds one target in registers, and a block streams every source through
-/// shared memory in tiles of one source per thread (the classic N-body tiling: each source is read from global
-/// memory once per block, and all the block's targets use it from shared memory). Every (target, source) pair is
+/// All-pairs (tiled): no cells. Each thread holds two targets in registers (Tuning::targets_per_thread: 1, 2 or 4), and a
+/// block streams every source through shared memory in tiles of one source per thread (the classic N-body tiling:
+/// each source is read from global memory once per block, and all the block's targets use it from shared memory; one
+/// shared-memory load serves a thread's targets). Every (target, source) pair is
 /// formed: the functor is called for the pairs within the cutoff (minimum image on periodic axes), or for every pair
 /// when it sets `cutoff_test = false`. That is what long-range kernels (gravity, Coulomb without a cutoff) and small
 /// systems need; for a short cutoff over many cells the cell strategies do far less work.
@@ -11,7 +12,7 @@
 /// of neighbouring cells, this strategy for every pair of the sets. The two agree when the neighbour cells of every
 /// cell are the whole grid (at most 2 cells along an open axis, 3 along a periodic one).
 ///
-/// Policy: 256 threads per block (Tuning::threads), one block per 256 targets. Auto times it only where it cannot
+/// Policy: 256 threads per block (Tuning::threads), one block per 512 targets. Auto times it only where it cannot
 /// waste time: where every source is a neighbour-cell candidate of every target (the rule above), or for at most 2^24
 /// pairs. It takes two different sets.
 
@@ -24,7 +25,8 @@ namespace cellint {
 /// All-pairs tiled strategy tag.
 struct AllPairs : detail::StrategyTag<StrategyKind::AllPairs, true> {
   static constexpr const char* name = "all-pairs";  ///< this tag's name
-  static constexpr unsigned default_threads = 256;  ///< threads per block (targets per block, sources per tile)
+  static constexpr unsigned default_threads = 256;       ///< threads per block (sources per tile)
+  static constexpr int default_targets_per_thread = 2;   ///< targets each thread holds (Tuning::targets_per_thread)
   /// Pairs up to which Auto times this strategy whatever the cells.
   static constexpr double auto_pairs = 16777216.0;
   /// Auto's shapes: the rule's, then 128 threads.

@@ -64,6 +64,7 @@ struct Tuning {
   unsigned sm_particles = 0;  ///< Par-Cell-SM staging buffer in particles (default 512)
   int pencil_length = 0;      ///< X-pencil: target cells per pencil L (default from budget and M_C)
   int subbox[3] = {0, 0, 0};  ///< All-in-SM / X-pencil-reg: target cells per block along x, y, z
+  int targets_per_thread = 0;  ///< All-pairs: targets each thread holds in registers, 1, 2 or 4 (default 2)
 };
 
 /// Whether a strategy can run on a grid and device, and why not.

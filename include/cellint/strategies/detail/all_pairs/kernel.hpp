@@ -31,36 +31,16 @@ struct AllPairsSource {
   CELLINT_HD Payload payload() const { return p; }
 };
 
-/// Staged records, each seen at its image nearest the target on the periodic axes (`Periodic`; without it, as staged).
-template <class Real, int Dim, class Payload, bool PositionOnly, bool Periodic>
-struct AllPairsSources {
-  const AllPairsRecord<Real, Dim, Payload, PositionOnly>* rec;  ///< the tile
-  Vec<Real, Dim> xt;                                            ///< the target
-  Real len[Dim];                                                ///< box length per axis
-  Real inv_len[Dim];                                            ///< 1 / box length per axis
-  bool periodic[Dim];                                           ///< periodic axes
-  /// Staged source j.
-  CELLINT_HD AllPairsSource<Real, Dim, Payload> operator[](Index j) const {
-    const AllPairsRecord<Real, Dim, Payload, PositionOnly> r = rec[j];
-    AllPairsSource<Real, Dim, Payload> s;
-    for (int d = 0; d < Dim; ++d) {
-      s.x[d] = r.x[d];
-      if constexpr (Periodic)
-        if (periodic[d]) s.x[d] += len[d] * round_nearest((xt[d] - s.x[d]) * inv_len[d]);
-    }
-    if constexpr (!PositionOnly) s.p = r.p;
-    return s;
-  }
-};
-
-/// Kernel: thread t of block b takes target b * block_size() + t; the block stages sources [base, base +
-/// block_size()) for base = 0, block_size(), ... and every thread adds them to its target. In one set, a block's own
-/// targets are the sources of the tile at base = its first target: only that tile skips the thread's own slot.
-template <class F, class Real, int Dim, bool Periodic>
+/// Kernel: each thread holds K targets, me + k * block_size() of its block's K * block_size() (K = 1, 2 or 4); the
+/// block stages sources [base, base + block_size()) for base = 0, block_size(), ... as records, and every thread adds
+/// each staged source to its K targets (one shared-memory load serves K pairs). In one set, target k of a thread is
+/// source `me` of the tile at base = first + k * block_size(): only those K tiles test for the thread's own slots.
+template <class F, class Real, int Dim, bool Periodic, int K>
 struct AllPairsInteract {
   using T = FunctorTraits<F, Real, Dim>;
   using Payload = typename T::Payload;
   using Record = AllPairsRecord<Real, Dim, Payload, T::position_only>;
+  using Source = AllPairsSource<Real, Dim, Payload>;
   PairViews<Real, Dim> v;   ///< targets and sources
   F f;                      ///< the pair functor
   typename T::Accum* out;   ///< one accumulator per target slot
@@ -73,19 +53,34 @@ struct AllPairsInteract {
     const GridView<Real, Dim>& tv = v.targets;
     const GridView<Real, Dim>& sv = v.sources;
     const Index threads = static_cast<Index>(b.block_size()), me = static_cast<Index>(b.thread_rank());
-    const Index first = static_cast<Index>(b.block_rank()) * threads, t = first + me;
+    const Index first = static_cast<Index>(b.block_rank()) * threads * K;
     Record* tile = b.template shared<Record>();
-    const bool active = t < tv.n;
-    const Vec<Real, Dim> xt = active ? tv.position(t) : Vec<Real, Dim>{};
-    const Payload pt = active ? T::load(f, tv, t) : Payload{};
-    auto acc = T::init(f);
-    AllPairsSources<Real, Dim, Payload, T::position_only, Periodic> src{tile, xt, {}, {}, {}};
+    Vec<Real, Dim> xt[K];
+    Payload pt[K];
+    typename T::Accum acc[K];
+    for (int k = 0; k < K; ++k) {
+      const Index t = first + k * threads + me;
+      xt[k] = t < tv.n ? tv.position(t) : Vec<Real, Dim>{};
+      pt[k] = t < tv.n ? T::load(f, tv, t) : Payload{};
+      acc[k] = T::init(f);
+    }
+    Real len[Dim], inv_len[Dim];
     for (int d = 0; d < Dim; ++d) {
-      src.len[d] = sv.geo.box.lengths[d];
-      src.inv_len[d] = Real(1) / sv.geo.box.lengths[d];
-      src.periodic[d] = sv.geo.box.periodic[d];
+      len[d] = sv.geo.box.lengths[d];
+      inv_len[d] = Real(1) / sv.geo.box.lengths[d];
     }
     const Real rc2 = cutoff2(sv.geo);
+    // source j of the tile for target k: its position at the image nearest the target on periodic axes
+    auto seen_from = [&](const Record& r, int k) {
+      Source s;
+      for (int d = 0; d < Dim; ++d) {
+        s.x[d] = r.x[d];
+        if constexpr (Periodic)
+          if (sv.geo.box.periodic[d]) s.x[d] += len[d] * round_nearest((xt[k][d] - s.x[d]) * inv_len[d]);
+      }
+      if constexpr (!T::position_only) s.p = r.p;
+      return s;
+    };
     for (Index base = 0; base < sv.n; base += threads) {
       const Index j = base + me;
       if (j < sv.n) {
@@ -96,21 +91,46 @@ struct AllPairsInteract {
       }
       b.sync();
       const Index count = sv.n - base < threads ? sv.n - base : threads;
-      if (active) {
-        if (v.same && base == first)
-          accumulate_around<T>(f, src, Index(0), count, me, xt, pt, rc2, acc);  // the target is source `me` here
-        else
-          accumulate<T>(f, src, Index(0), count, xt, pt, rc2, acc);
+      // the target (if any) that is source `me` of this tile; idle targets past the end take every source (harmless:
+      // their sums are not written)
+      int own = -1;
+      if (v.same)
+        for (int k = 0; k < K; ++k)
+          if (base == first + k * threads) own = k;
+      if (own < 0) {
+        Index q = 0;
+        for (; q + 2 <= count; q += 2) {  // two records in flight
+          const Record r0 = tile[q], r1 = tile[q + 1];
+          for (int k = 0; k < K; ++k) accumulate_pair<T>(f, seen_from(r0, k), xt[k], pt[k], rc2, acc[k]);
+          for (int k = 0; k < K; ++k) accumulate_pair<T>(f, seen_from(r1, k), xt[k], pt[k], rc2, acc[k]);
+        }
+        if (q < count) {
+          const Record r0 = tile[q];
+          for (int k = 0; k < K; ++k) accumulate_pair<T>(f, seen_from(r0, k), xt[k], pt[k], rc2, acc[k]);
+        }
+      } else {
+        for (Index q = 0; q < count; ++q) {
+          const Record r0 = tile[q];
+          for (int k = 0; k < K; ++k) accumulate_pair<T>(f, seen_from(r0, k), xt[k], pt[k], rc2, acc[k], k != own || q != me);
+        }
       }
       b.sync();  // the tile is read before the next one overwrites it
     }
-    if (active) out[t] = acc;
+    for (int k = 0; k < K; ++k) {
+      const Index t = first + k * threads + me;
+      if (t < tv.n) out[t] = acc[k];
+    }
   }
 };
 
 template <>
 struct StrategyImpl<AllPairs> {
-  using Plan = BasicPlan;  ///< a launch shape
+  /// The launch shape, and the targets each thread holds.
+  struct Plan {
+    Support support;    ///< whether it can run, and why not
+    LaunchShape shape;  ///< blocks of `threads`, each with one tile of records
+    int per_thread = 2; ///< targets per thread
+  };
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F&, const Tuning& t) {
     Plan p;
@@ -120,12 +140,16 @@ struct StrategyImpl<AllPairs> {
     if (static_cast<long>(threads) > c.props.max_threads_per_block || threads % warp != 0)
       return refuse(p, cat("all-pairs: Tuning::threads = ", threads, " must be a multiple of the warp size (", warp,
                            ") and at most the device's ", c.props.max_threads_per_block, " threads per block"));
-    const std::size_t bytes = AllPairsInteract<F, R, D, true>::shared_bytes(threads);
+    p.per_thread = t.targets_per_thread ? t.targets_per_thread : AllPairs::default_targets_per_thread;
+    if (p.per_thread != 1 && p.per_thread != 2 && p.per_thread != 4)
+      return refuse(p, cat("all-pairs: Tuning::targets_per_thread = ", p.per_thread, " must be 1, 2 or 4"));
+    const std::size_t bytes = AllPairsInteract<F, R, D, true, 1>::shared_bytes(threads);
     if (bytes > c.props.shared_per_block)
       return refuse(p, cat("all-pairs: a tile of ", threads, " sources needs ", bytes, " bytes of shared memory, more "
                            "than the ", c.props.shared_per_block, " a block has; use fewer threads (Tuning::threads) "
                            "or a smaller functor Payload"));
-    const long blocks = (static_cast<long>(c.targets()) + threads - 1) / threads;
+    const long per_block = static_cast<long>(threads) * p.per_thread;
+    const long blocks = (static_cast<long>(c.targets()) + per_block - 1) / per_block;
     p.shape = {static_cast<unsigned>(blocks > 0 ? blocks : 1), threads, bytes};
     return p;
   }
@@ -135,10 +159,21 @@ struct StrategyImpl<AllPairs> {
       bool periodic = false;
       for (int d = 0; d < D; ++d) periodic = periodic || c.geometry().box.periodic[d];
       if (periodic)
-        B::launch(p.shape, AllPairsInteract<F, R, D, true>{c.views, f, out}, c.stream);
+        launch<B, R, D, F, true>(c, f, out, p);
       else
-        B::launch(p.shape, AllPairsInteract<F, R, D, false>{c.views, f, out}, c.stream);
+        launch<B, R, D, F, false>(c, f, out, p);
     }
+  }
+
+ private:
+  template <class B, class R, int D, class F, bool Periodic>
+  static void launch(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
+    if (p.per_thread == 1)
+      B::launch(p.shape, AllPairsInteract<F, R, D, Periodic, 1>{c.views, f, out}, c.stream);
+    else if (p.per_thread == 4)
+      B::launch(p.shape, AllPairsInteract<F, R, D, Periodic, 4>{c.views, f, out}, c.stream);
+    else
+      B::launch(p.shape, AllPairsInteract<F, R, D, Periodic, 2>{c.views, f, out}, c.stream);
   }
 };
 
