@@ -130,8 +130,7 @@ class Simulation {
   using Potential = cellint::PlummerPotential<Real, 2, Acc, Math>;
   using Accum = typename Force::Accum;
 
-  Simulation(const Options& o, const State& s)
-      : o_(o), n_(static_cast<Index>(s.m.size())), grid_(box(s), cutoff(s)) {
+  Simulation(const Options& o, const State& s) : o_(o), n_(static_cast<Index>(s.m.size())), grid_(box(s), cutoff(s)) {
     std::array<std::vector<Real>, 2> x;
     for (int d = 0; d < 2; ++d) x[static_cast<std::size_t>(d)].assign(s.x[d].begin(), s.x[d].end());
     grid_.build(x);
@@ -304,7 +303,8 @@ class Simulation {
     cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
   }
   void kick() {
-    Kick<Acc, Accum> k{{grid_.attribute(vel_[0]), grid_.attribute(vel_[1])}, acc_.data(), static_cast<Acc>(0.5 * o_.dt)};
+    Kick<Acc, Accum> k{
+        {grid_.attribute(vel_[0]), grid_.attribute(vel_[1])}, acc_.data(), static_cast<Acc>(0.5 * o_.dt)};
     cellint::detail::parallel_for<Backend>(n_, k, grid_.stream());
   }
   // One force evaluation timed alone: `reps` calls between two events, after one to warm up.

@@ -97,7 +97,8 @@ Options parse(int argc, char** argv) {
       o.threads = static_cast<unsigned>(t);
     } else if (a == "--targets-per-thread") {
       o.per_thread = args.integer();
-      if (o.per_thread != 1 && o.per_thread != 2 && o.per_thread != 4) args.fail("--targets-per-thread must be 1, 2 or 4");
+      if (o.per_thread != 1 && o.per_thread != 2 && o.per_thread != 4)
+        args.fail("--targets-per-thread must be 1, 2 or 4");
     } else if (a == "--kernel-reps") {
       o.kernel_reps = args.integer();
       if (o.kernel_reps < 0) args.fail("--kernel-reps must be >= 0");
@@ -146,8 +147,8 @@ int simulate(const Options& o) {
     std::printf("Orbital period: measured %.10g, expected %.10g (relative difference %.3g)\n", r.period,
                 r.period_expected, r.period > 0 ? std::abs(r.period - r.period_expected) / r.period_expected : 1.0);
   }
-  std::printf("Energy: largest |E - E0| / |E0| %.3g; momentum: largest |P - P0| / sum m|v| %.3g\n",
-              r.max_energy_error, r.max_momentum);
+  std::printf("Energy: largest |E - E0| / |E0| %.3g; momentum: largest |P - P0| / sum m|v| %.3g\n", r.max_energy_error,
+              r.max_momentum);
   if (!o.json.empty()) {
     FILE* f = std::fopen(o.json.c_str(), "w");
     if (!f) throw std::runtime_error("cannot write " + o.json);

@@ -9,11 +9,11 @@
 #include <random>
 #include <vector>
 
+#include "cellint/potentials/gravity.hpp"
+
 #include "support/device_backend.hpp"
 #include "support/exact_check.hpp"
 #include "support/strategy_check.hpp"
-
-#include "cellint/potentials/gravity.hpp"
 
 namespace {
 namespace all_pairs_test {

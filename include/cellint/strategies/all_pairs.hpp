@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// All-pairs (tiled): no cells. Each thread holds two targets in registers (Tuning::targets_per_thread: 1, 2 or 4), and a
-/// block streams every source through shared memory in tiles of one source per thread (the classic N-body tiling:
+/// All-pairs (tiled): no cells. Each thread holds two targets in registers (Tuning::targets_per_thread: 1, 2 or 4), and
+/// a block streams every source through shared memory in tiles of one source per thread (the classic N-body tiling:
 /// each source is read from global memory once per block, and all the block's targets use it from shared memory; one
 /// shared-memory load serves a thread's targets). Every (target, source) pair is
 /// formed: the functor is called for the pairs within the cutoff (minimum image on periodic axes), or for every pair
@@ -24,9 +24,9 @@ namespace cellint {
 
 /// All-pairs tiled strategy tag.
 struct AllPairs : detail::StrategyTag<StrategyKind::AllPairs, true> {
-  static constexpr const char* name = "all-pairs";  ///< this tag's name
-  static constexpr unsigned default_threads = 256;       ///< threads per block (sources per tile)
-  static constexpr int default_targets_per_thread = 2;   ///< targets each thread holds (Tuning::targets_per_thread)
+  static constexpr const char* name = "all-pairs";      ///< this tag's name
+  static constexpr unsigned default_threads = 256;      ///< threads per block (sources per tile)
+  static constexpr int default_targets_per_thread = 2;  ///< targets each thread holds (Tuning::targets_per_thread)
   /// Pairs up to which Auto times this strategy whatever the cells.
   static constexpr double auto_pairs = 16777216.0;
   /// Auto's shapes: the rule's, then 128 threads.

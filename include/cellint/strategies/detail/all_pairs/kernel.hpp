@@ -41,9 +41,9 @@ struct AllPairsInteract {
   using Payload = typename T::Payload;
   using Record = AllPairsRecord<Real, Dim, Payload, T::position_only>;
   using Source = AllPairsSource<Real, Dim, Payload>;
-  PairViews<Real, Dim> v;   ///< targets and sources
-  F f;                      ///< the pair functor
-  typename T::Accum* out;   ///< one accumulator per target slot
+  PairViews<Real, Dim> v;  ///< targets and sources
+  F f;                     ///< the pair functor
+  typename T::Accum* out;  ///< one accumulator per target slot
 
   /// Shared memory for a block of `threads`.
   static std::size_t shared_bytes(unsigned threads) { return static_cast<std::size_t>(threads) * sizeof(Record); }
@@ -111,7 +111,8 @@ struct AllPairsInteract {
       } else {
         for (Index q = 0; q < count; ++q) {
           const Record r0 = tile[q];
-          for (int k = 0; k < K; ++k) accumulate_pair<T>(f, seen_from(r0, k), xt[k], pt[k], rc2, acc[k], k != own || q != me);
+          for (int k = 0; k < K; ++k)
+            accumulate_pair<T>(f, seen_from(r0, k), xt[k], pt[k], rc2, acc[k], k != own || q != me);
         }
       }
       b.sync();  // the tile is read before the next one overwrites it
@@ -127,9 +128,9 @@ template <>
 struct StrategyImpl<AllPairs> {
   /// The launch shape, and the targets each thread holds.
   struct Plan {
-    Support support;    ///< whether it can run, and why not
-    LaunchShape shape;  ///< blocks of `threads`, each with one tile of records
-    int per_thread = 2; ///< targets per thread
+    Support support;     ///< whether it can run, and why not
+    LaunchShape shape;   ///< blocks of `threads`, each with one tile of records
+    int per_thread = 2;  ///< targets per thread
   };
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F&, const Tuning& t) {
@@ -145,8 +146,11 @@ struct StrategyImpl<AllPairs> {
       return refuse(p, cat("all-pairs: Tuning::targets_per_thread = ", p.per_thread, " must be 1, 2 or 4"));
     const std::size_t bytes = AllPairsInteract<F, R, D, true, 1>::shared_bytes(threads);
     if (bytes > c.props.shared_per_block)
-      return refuse(p, cat("all-pairs: a tile of ", threads, " sources needs ", bytes, " bytes of shared memory, more "
-                           "than the ", c.props.shared_per_block, " a block has; use fewer threads (Tuning::threads) "
+      return refuse(p, cat("all-pairs: a tile of ", threads, " sources needs ", bytes,
+                           " bytes of shared memory, more "
+                           "than the ",
+                           c.props.shared_per_block,
+                           " a block has; use fewer threads (Tuning::threads) "
                            "or a smaller functor Payload"));
     const long per_block = static_cast<long>(threads) * p.per_thread;
     const long blocks = (static_cast<long>(c.targets()) + per_block - 1) / per_block;
