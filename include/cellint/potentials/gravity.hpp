@@ -13,41 +13,53 @@
 
 namespace cellint {
 
-/// Plummer-softened gravity: the acceleration (`Accum` of Dim values). The payload is G m, formed when a source is
-/// read (once per tile in the all-pairs strategy). Per pair: dr (Dim subtractions), s = eps^2 + |dr|^2 (Dim
-/// multiply-adds), one reciprocal square root, its cube (two multiplications), the weight (one multiplication) and Dim
-/// multiply-adds.
-/// @tparam Real position type; @tparam Dim 2 or 3; @tparam Acc accumulation type; @tparam Math ExactMath (correctly
-/// rounded square root and division) or FastMath (the hardware's reciprocal square root in float on GPUs).
-template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
-struct PlummerGravity {
+/// What the Plummer functors share: the parameters, the payload (G m, formed when a source is read: once per tile in
+/// the all-pairs strategy) and eps^2 + |dr|^2.
+template <class Real, int Dim>
+struct PlummerParams {
   /// What a particle carries: G times its mass.
   struct Payload {
     Real gm;  ///< G m
   };
-  /// The acceleration of a particle.
-  struct Accum {
-    Acc a[Dim];  ///< acceleration
-  };
-  using AccumScalar = Acc;                    ///< Accum is Dim values of Acc
   static constexpr bool cutoff_test = false;  ///< every pair, whatever the distance
-  /// Floating-point operations executed per pair, counting a multiply-add as two and the reciprocal square root as
-  /// one: Dim (dr) + 2 Dim (s, multiply-adds) + 1 (rsqrt) + 2 (cube) + 1 (weight) + 2 Dim (a) = 5 Dim + 4 (14 in 2D).
-  static constexpr int flops = 5 * Dim + 4;
-  Real G = 1;              ///< gravitational constant
-  Real softening2 = 0;     ///< eps^2
-  Attribute<Real> mass{};  ///< the handle grid.attach(masses) returned
+  Real G = 1;                                 ///< gravitational constant
+  Real softening2 = 0;                        ///< eps^2
+  Attribute<Real> mass{};                     ///< the handle grid.attach(masses) returned
 
+  /// The payload of particle i: G times its mass.
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
     return {G * v.attribute(mass)[i]};
   }
-  CELLINT_HD void operator()(Accum& acc, const Payload&, const Payload& s, const Vec<Real, Dim>& dr, Real) const {
-    // eps^2 + |dr|^2 formed here as a chain of multiply-adds; the pair term's own |dr|^2 is then unused (no cutoff
-    // test), and the compiler drops it: one instruction fewer per pair than r2 + eps^2
+  /// eps^2 + |dr|^2 as a chain of multiply-adds. The pair term's own |dr|^2 is then unused (no cutoff test) and the
+  /// compiler drops it: one instruction fewer per pair than r2 + eps^2.
+  CELLINT_HD Real softened2(const Vec<Real, Dim>& dr) const {
     Real s2 = softening2;
     for (int d = 0; d < Dim; ++d) s2 += dr[d] * dr[d];
-    const Real inv = Math::rsqrt(s2);
+    return s2;
+  }
+};
+
+/// Plummer-softened gravity: the acceleration (`Accum` of Dim values). Per pair: dr (Dim subtractions), s = eps^2 +
+/// |dr|^2 (Dim multiply-adds), one reciprocal square root, its cube (two multiplications), the weight (one
+/// multiplication) and Dim multiply-adds.
+/// @tparam Real position type; @tparam Dim 2 or 3; @tparam Acc accumulation type; @tparam Math ExactMath (correctly
+/// rounded square root and division) or FastMath (the hardware's reciprocal square root in float on GPUs).
+template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
+struct PlummerGravity : PlummerParams<Real, Dim> {
+  using Payload = typename PlummerParams<Real, Dim>::Payload;  ///< G m
+  /// The acceleration of a particle.
+  struct Accum {
+    Acc a[Dim];  ///< acceleration
+  };
+  using AccumScalar = Acc;  ///< Accum is Dim values of Acc
+  /// Floating-point operations executed per pair, counting a multiply-add as two and the reciprocal square root as
+  /// one: Dim (dr) + 2 Dim (s, multiply-adds) + 1 (rsqrt) + 2 (cube) + 1 (weight) + 2 Dim (a) = 5 Dim + 4 (14 in 2D).
+  static constexpr int flops = 5 * Dim + 4;
+
+  /// Adds source s's pull: acc -= G m_s dr / (eps^2 + |dr|^2)^(3/2).
+  CELLINT_HD void operator()(Accum& acc, const Payload&, const Payload& s, const Vec<Real, Dim>& dr, Real) const {
+    const Real inv = Math::rsqrt(this->softened2(dr));
     const Real w = s.gm * (inv * inv * inv);
     for (int d = 0; d < Dim; ++d) acc.a[d] -= static_cast<Acc>(w * dr[d]);
   }
@@ -56,26 +68,17 @@ struct PlummerGravity {
 /// The Plummer-softened potential of each particle (`Accum` of one value): phi_i = -G sum_j m_j / sqrt(r^2 + eps^2).
 /// Evaluated on output steps only, as the energy of a Lennard-Jones run.
 template <class Real, int Dim, class Acc = Real, class Math = ExactMath>
-struct PlummerPotential {
-  using Payload = typename PlummerGravity<Real, Dim, Acc, Math>::Payload;  ///< G m
+struct PlummerPotential : PlummerParams<Real, Dim> {
+  using Payload = typename PlummerParams<Real, Dim>::Payload;  ///< G m
   /// The potential of a particle.
   struct Accum {
     Acc phi;  ///< potential (energy per unit mass)
   };
-  using AccumScalar = Acc;                    ///< one value
-  static constexpr bool cutoff_test = false;  ///< every pair
-  Real G = 1;                                 ///< gravitational constant
-  Real softening2 = 0;                        ///< eps^2
-  Attribute<Real> mass{};                     ///< the handle grid.attach(masses) returned
+  using AccumScalar = Acc;  ///< one value
 
-  template <class View>
-  CELLINT_HD Payload load(const View& v, Index i) const {
-    return {G * v.attribute(mass)[i]};
-  }
+  /// Adds source s's potential: phi -= G m_s / sqrt(eps^2 + |dr|^2).
   CELLINT_HD void operator()(Accum& acc, const Payload&, const Payload& s, const Vec<Real, Dim>& dr, Real) const {
-    Real s2 = softening2;
-    for (int d = 0; d < Dim; ++d) s2 += dr[d] * dr[d];
-    acc.phi -= static_cast<Acc>(s.gm * Math::rsqrt(s2));
+    acc.phi -= static_cast<Acc>(s.gm * Math::rsqrt(this->softened2(dr)));
   }
 };
 
