@@ -42,7 +42,7 @@ struct Options {
 
 /// Conserved quantities of a state, in double.
 struct Conserved {
-  double kinetic = 0, potential = 0, px = 0, py = 0, lz = 0;
+  double kinetic = 0, potential = 0, px = 0, py = 0;
   double total() const { return kinetic + potential; }
 };
 
@@ -80,7 +80,7 @@ struct Result {
   std::string strategy;
   double loop_s = 0;
   double kernel_ms = 0;  // one force evaluation, timed alone (--kernel-reps), else 0
-  Conserved start, end;
+  Conserved start;
   double max_energy_error = 0;  // largest |E - E0| / |E0| over the thermo steps
   double max_momentum = 0;      // largest |P| / sum m|v| over the thermo steps
   double period = 0, period_expected = 0;
@@ -184,11 +184,8 @@ class Simulation {
     Result r;
     r.strategy = cellint::to_string(strategy_);
     forces();
-    r.start = measure();
-    start_px_ = r.start.px;
-    start_py_ = r.start.py;
-    scale_ = momentum_sum();
-    const double e0 = r.start.total(), p_scale = momentum_scale();
+    start_ = r.start = measure();
+    momentum_scale_ = std::max(1e-300, momentum_sum());
     double angle = 0, last_phi = orbit_angle();
     std::vector<double> turns;  // times at which the separation turned by another 2 pi
     const bool orbit = o_.init == "two-body";
@@ -211,10 +208,9 @@ class Simulation {
       }
       if (step == o_.steps || (o_.thermo > 0 && step % o_.thermo == 0)) {
         const Conserved c = measure();
-        r.max_energy_error = std::max(r.max_energy_error, std::abs(c.total() - e0) / std::abs(e0));
-        r.max_momentum = std::max(r.max_momentum, std::hypot(c.px - r.start.px, c.py - r.start.py) / p_scale);
-        print(step, c, e0);
-        r.end = c;
+        r.max_energy_error = std::max(r.max_energy_error, energy_error(c));
+        r.max_momentum = std::max(r.max_momentum, momentum_error(c));
+        print(step, c);
       }
     }
     Backend::synchronize(grid_.stream());
@@ -229,9 +225,9 @@ class Simulation {
   void print_header() const {
     std::printf("%8s %14s %14s %14s %12s %12s\n", "Step", "Kinetic", "Potential", "Total", "dE/E0", "|dP|/sum m|v|");
   }
-  void print(int step, const Conserved& c, double e0) const {
+  void print(int step, const Conserved& c) const {
     std::printf("%8d %14.8g %14.8g %14.8g %12.3g %12.3g\n", step, c.kinetic, c.potential, c.total(),
-                (c.total() - e0) / std::abs(e0), std::hypot(c.px - start_px_, c.py - start_py_) / momentum_scale());
+                (c.total() - start_.total()) / std::abs(start_.total()), momentum_error(c));
     std::fflush(stdout);
   }
   Conserved measure() {
@@ -249,7 +245,6 @@ class Simulation {
       c.potential += 0.5 * mi * double(phi[k].phi);
       c.px += mi * vx;
       c.py += mi * vy;
-      c.lz += mi * (double(x[0][k]) * vy - double(x[1][k]) * vx);
     }
     return c;
   }
@@ -276,23 +271,26 @@ class Simulation {
     return b;
   }
   static Real cutoff(const State& s) { return box(s).lengths[0]; }
-  double momentum_scale() const { return std::max(1e-300, scale_); }
+  // |E - E0| / |E0| and |P - P0| / sum m|v| (at the start) of state c
+  double energy_error(const Conserved& c) const {
+    return std::abs(c.total() - start_.total()) / std::abs(start_.total());
+  }
+  double momentum_error(const Conserved& c) const {
+    return std::hypot(c.px - start_.px, c.py - start_.py) / momentum_scale_;
+  }
   double orbit_angle() {
     if (o_.init != "two-body") return 0;
     const auto x = grid_.positions_user_order();
     return std::atan2(double(x[1][1]) - double(x[1][0]), double(x[0][1]) - double(x[0][0]));
   }
-  void forces() {
+  void forces() { pass(force_, acc_.data()); }
+  void potential() { pass(potential_, phi_.data()); }
+  template <class F, class Out>
+  void pass(const F& f, Out* out) {  // one interact() with the strategy of --strategy (Auto, or named)
     if (strategy_ == cellint::StrategyKind::Auto)
-      cellint::interact(grid_, force_, acc_.data());
+      cellint::interact(grid_, f, out);
     else
-      cellint::interact_with(strategy_, grid_, force_, acc_.data(), tuning_);
-  }
-  void potential() {
-    if (strategy_ == cellint::StrategyKind::Auto)
-      cellint::interact(grid_, potential_, phi_.data());
-    else
-      cellint::interact_with(strategy_, grid_, potential_, phi_.data(), tuning_);
+      cellint::interact_with(strategy_, grid_, f, out, tuning_);
   }
   void kick_drift() {
     KickDrift<Real, Acc, Accum> k{{grid_.positions(0), grid_.positions(1)},
@@ -352,7 +350,8 @@ class Simulation {
   cellint::Buffer<Backend, typename Potential::Accum> phi_;
   cellint::StrategyKind strategy_ = cellint::StrategyKind::AllPairs;
   cellint::Tuning tuning_;
-  double scale_ = 1, start_px_ = 0, start_py_ = 0;
+  Conserved start_;            // the state run() started from
+  double momentum_scale_ = 1;  // sum m|v| at the start
 };
 
 }  // namespace gravity2d

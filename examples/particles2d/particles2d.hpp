@@ -241,6 +241,21 @@ CELLINT_HD inline void add_step(RunStats& r, const StepStats& s) {
   ++r.steps;
 }
 
+/// The block's threads' statistics merged by a tree in shared memory (block_size() StepStats, a power of two); the
+/// result is valid in thread 0.
+template <class Block>
+CELLINT_HD StepStats merge_block(Block& b, const StepStats& s) {
+  StepStats* sh = b.template shared<StepStats>();
+  const unsigned t = b.thread_rank();
+  sh[t] = s;
+  b.sync();
+  for (unsigned h = b.block_size() / 2; h > 0; h /= 2) {
+    if (t < h) merge(sh[t], sh[t + h]);
+    b.sync();
+  }
+  return sh[0];
+}
+
 /// GPU reduction, first stage: block k sums a grid-stride share of the particles and writes out[k]. A tree in shared
 /// memory instead of atomics: one partial per block, in a fixed order, so the result does not depend on timing.
 template <class Accum>
@@ -256,15 +271,8 @@ struct StatsBlocks {
     for (Index i = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank()); i < n; i += stride)
       merge(s, StepStats{static_cast<double>(acc[i].dsum), static_cast<unsigned long long>(acc[i].count),
                          static_cast<double>(acc[i].dmin2)});
-    StepStats* sh = b.template shared<StepStats>();
-    const unsigned t = b.thread_rank();
-    sh[t] = s;
-    b.sync();
-    for (unsigned h = b.block_size() / 2; h > 0; h /= 2) {
-      if (t < h) merge(sh[t], sh[t + h]);
-      b.sync();
-    }
-    if (t == 0) out[b.block_rank()] = sh[0];
+    const StepStats all = merge_block(b, s);
+    if (b.thread_rank() == 0) out[b.block_rank()] = all;
   }
 };
 
@@ -279,15 +287,8 @@ struct StatsFinish {
   CELLINT_HD void operator()(Block& b) const {
     StepStats s{0, 0, c2};
     for (Index i = static_cast<Index>(b.thread_rank()); i < n; i += static_cast<Index>(b.block_size())) merge(s, in[i]);
-    StepStats* sh = b.template shared<StepStats>();
-    const unsigned t = b.thread_rank();
-    sh[t] = s;
-    b.sync();
-    for (unsigned h = b.block_size() / 2; h > 0; h /= 2) {
-      if (t < h) merge(sh[t], sh[t + h]);
-      b.sync();
-    }
-    if (t == 0) add_step(*run, sh[0]);
+    const StepStats all = merge_block(b, s);
+    if (b.thread_rank() == 0) add_step(*run, all);
   }
 };
 

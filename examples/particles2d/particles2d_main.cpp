@@ -97,8 +97,13 @@ Parsed parse(int argc, char** argv) {
     else if (a == "--json") o.json = args.value();
     else if (a == "--check") o.check = true;
     else if (a == "--reference") o.reference = true;
-    else if (a == "--tolerance") { o.tolerance = args.real(); if (!(o.tolerance >= 0)) args.fail("--tolerance must be >= 0"); }
-    else if (a == "--skin") { o.skin = args.real(); if (!(o.skin >= 0) || !std::isfinite(o.skin)) args.fail("--skin must be a number >= 0"); }
+    else if (a == "--tolerance") {
+      o.tolerance = args.real();
+      if (!(o.tolerance >= 0)) args.fail("--tolerance must be >= 0");
+    } else if (a == "--skin") {
+      o.skin = args.real();
+      if (!(o.skin >= 0) || !std::isfinite(o.skin)) args.fail("--skin must be a number >= 0");
+    }
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
     else args.fail("unknown option '" + a + "' (see --help)");

@@ -3,10 +3,10 @@
 /// All-pairs (tiled): no cells. Each thread holds two targets in registers (Tuning::targets_per_thread: 1, 2 or 4), and
 /// a block streams every source through shared memory in tiles of one source per thread (the classic N-body tiling:
 /// each source is read from global memory once per block, and all the block's targets use it from shared memory; one
-/// shared-memory load serves a thread's targets). Every (target, source) pair is
-/// formed: the functor is called for the pairs within the cutoff (minimum image on periodic axes), or for every pair
-/// when it sets `cutoff_test = false`. That is what long-range kernels (gravity, Coulomb without a cutoff) and small
-/// systems need; for a short cutoff over many cells the cell strategies do far less work.
+/// shared-memory load serves a thread's targets). Every (target, source) pair is formed: the functor is called for the
+/// pairs within the cutoff (minimum image on periodic axes), or for every pair when it sets `cutoff_test = false`.
+/// That is what long-range kernels (gravity, Coulomb without a cutoff) and small systems need; for a short cutoff over
+/// many cells the cell strategies do far less work.
 ///
 /// With `cutoff_test = false` the pairs differ from the cell strategies' ones: those call the functor for every pair
 /// of neighbouring cells, this strategy for every pair of the sets. The two agree when the neighbour cells of every

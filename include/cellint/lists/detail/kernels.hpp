@@ -438,7 +438,8 @@ struct ListBuildRowsStaged {
       const Index k = e / rows;
       const int rr = static_cast<int>(e % rows);
       const Index front = found[rr], all = front + found[rows + rr];
-      if (first + rr < s.n && k < all && all <= cap) s.nbr[s.at(first + rr, k)] = word(k < front ? k : half + (k - front), rr);
+      if (first + rr < s.n && k < all && all <= cap)
+        s.nbr[s.at(first + rr, k)] = word(k < front ? k : half + (k - front), rr);
     }
   }
 };

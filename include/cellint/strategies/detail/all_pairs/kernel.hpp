@@ -146,11 +146,8 @@ struct StrategyImpl<AllPairs> {
       return refuse(p, cat("all-pairs: Tuning::targets_per_thread = ", p.per_thread, " must be 1, 2 or 4"));
     const std::size_t bytes = AllPairsInteract<F, R, D, true, 1>::shared_bytes(threads);
     if (bytes > c.props.shared_per_block)
-      return refuse(p, cat("all-pairs: a tile of ", threads, " sources needs ", bytes,
-                           " bytes of shared memory, more "
-                           "than the ",
-                           c.props.shared_per_block,
-                           " a block has; use fewer threads (Tuning::threads) "
+      return refuse(p, cat("all-pairs: a tile of ", threads, " sources needs ", bytes, " bytes of shared memory, more ",
+                           "than the ", c.props.shared_per_block, " a block has; use fewer threads (Tuning::threads) ",
                            "or a smaller functor Payload"));
     const long per_block = static_cast<long>(threads) * p.per_thread;
     const long blocks = (static_cast<long>(c.targets()) + per_block - 1) / per_block;
