@@ -47,6 +47,8 @@ struct Options {
   double max_ms = defaults::max_ms;
   int binning_reps = defaults::binning_reps;
   bool binning_stable = false;  ///< also time GridOptions::stable builds
+  bool stats = false;           ///< also time one call with Tuning::statistics and record its CallStats
+  bool reproducible = false;    ///< also time Auto with Tuning::reproducible on a stable grid
   bool scaling = false;
   double scaling_min = defaults::scaling_min;
   double scaling_max = defaults::scaling_max;
@@ -80,6 +82,9 @@ inline const char* usage_text() {
   --max-ms MS         cap on timed milliseconds per case: reps shrink to fit [1500]
   --binning-reps N    timed builds for the binning median [5]
   --binning-stable    also time the stable binning (radix sort by cell) -> binning_stable_ms
+  --stats             also make one call with Tuning::statistics -> stats_* (pairs examined and within the
+                      cutoff, minimum bytes, the call's time with the counting pass after it)
+  --reproducible      with auto: also time Auto with Tuning::reproducible on a stable grid -> reproducible_*
   --scaling           sweep N from --scaling-min to --scaling-max at --ppc (first value, 10
                       unless given) particles per cell; d chosen per N; stops at out-of-memory
   --scaling-min N / --scaling-max N / --scaling-per-decade K   [1e3 / 1e8 / 2]
@@ -186,6 +191,10 @@ inline Options parse_options(int argc, char** argv) {
       o.max_ms = parse_number(a, next());
     } else if (a == "--binning-stable") {
       o.binning_stable = true;
+    } else if (a == "--stats") {
+      o.stats = true;
+    } else if (a == "--reproducible") {
+      o.reproducible = true;
     } else if (a == "--binning-reps") {
       o.binning_reps = parse_positive(a, next());
     } else if (a == "--scaling") {

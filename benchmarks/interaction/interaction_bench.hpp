@@ -417,13 +417,43 @@ void run_functor(Session& s, const F& f, const std::string& fname, const std::st
           if (is_auto)
             rec.str("auto_choice", to_string(rep.strategy)).num("tuning_ms", rep.tuning_ms)
                 .num("tuning_wall_ms", tuning_wall).raw("auto_candidates", cands);
+          std::string extra;
+          if (o.stats) {
+            // One call with the statistics (the kernels are the same; the counting pass and the host work after the
+            // call are what the option costs), then its numbers.
+            Tuning st;
+            st.statistics = true;
+            const auto t0 = std::chrono::steady_clock::now();
+            const CallStats cs = interact_with(k, grid, f, out.data(), st).stats;
+            rec.num("stats_wall_ms", ms_since(t0)).num("stats_ms", cs.ms)
+                .num("stats_pairs_examined", static_cast<double>(cs.pairs_examined))
+                .num("stats_pairs_within", static_cast<double>(cs.pairs_within))
+                .num("stats_min_bytes", static_cast<double>(cs.min_bytes)).num("stats_gbs", cs.gbytes_per_s());
+            extra += detail_bench::fmt(" [%.3g pairs examined, %.1f%% within]", static_cast<double>(cs.pairs_examined),
+                                       100 * cs.hit_rate());
+          }
+          if (is_auto && o.reproducible) {
+            // The reproducible mode: a stable grid, and Auto's fixed choice instead of the timed one.
+            GridOptions<R> so;
+            so.stable = true;
+            CellGrid<B, R, D> sg(Box<R, D>::cube(R(0), static_cast<R>(c.d), false), R(1), so, stream);
+            sg.build_from_backend(p, n);
+            Tuning rt;
+            rt.reproducible = true;
+            Report rr;
+            const Timing tr = time_calls<B>([&] { rr = interact(sg, f, out.data(), rt); }, stream, o.reps, o.batches,
+                                            o.warmup, o.max_ms);
+            rec.str("reproducible_choice", to_string(rr.strategy)).num("reproducible_ms", tr.mean_ms)
+                .num("reproducible_ms_median", tr.median_ms);
+            extra += detail_bench::fmt(" [reproducible: %s %.4g ms]", to_string(rr.strategy), tr.mean_ms);
+          }
           s.records.push_back(rec.dump());
 
           const std::string label = is_auto ? "auto(" + std::string(to_string(rep.strategy)) + ")" : sname;
           detail_bench::progress(s, c, fname, label,
                                  detail_bench::fmt("%.4g ms (%.2fx)%s%s", ms, speedup,
                                                    verdict == "FAIL" ? " CHECK FAILED" : "",
-                                                   t.tries > 1 ? detail_bench::fmt(" [host-bound: %d tries, %.1f us/launch]", t.tries, t.host_us).c_str() : ""));
+                                                   t.tries > 1 ? detail_bench::fmt(" [host-bound: %d tries, %.1f us/launch]", t.tries, t.host_us).c_str() : "") + extra);
           s.rows.push_back({fname, precision, std::to_string(D) + "D",
                             c.scaling ? detail_bench::fmt("%.3g", static_cast<double>(n)) : std::to_string(c.d),
                             detail_bench::fmt("%g", c.ppc), std::to_string(n), detail_bench::fmt("%.1f", per_particle),

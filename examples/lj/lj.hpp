@@ -66,6 +66,7 @@ struct Options {
   bool neigh_check = true;    ///< list: false rebuilds every neigh_every steps (LAMMPS check no)
   int sort_every = 1000;      ///< list: re-sort the atoms by cell every N steps (0: never)
   bool breakdown = false;     ///< time each phase (waits for the device at every phase)
+  bool stats = false;         ///< print the statistics of the first force and energy passes (cellint::CallStats)
   std::string layout = "auto";  ///< list rows: auto | rows | columns (cellint::ListLayout)
   int row_threads = 0;          ///< list: GPU threads per row (cellint::ListOptions::row_threads; 0: automatic)
   bool graph = true;            ///< list steps recorded once and replayed as one graph (GPU backends)
@@ -571,10 +572,13 @@ class Simulation {
   void compute_energies() { pass(lj_, energies_.data()); }  // force, energy, virial: thermo and trajectory steps
   template <class F, class Out>
   cellint::Report pass(const F& f, Out* out) {  // one interact() over the list, or over the cells (Auto or named)
-    if (list_) return cellint::interact(*list_, grid_, f, out);
-    const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
-                                    ? cellint::interact(grid_, f, out)
-                                    : cellint::interact_with(strategy_, grid_, f, out);
+    cellint::Tuning t;
+    t.statistics = o_.stats && stats_shown_ < 2;  // (the first force and energy passes; --stats)
+    cellint::Report rep = list_ ? cellint::interact(*list_, grid_, f, out, t)
+                                : cellint::interact_with(strategy_, grid_, f, out, t);
+    if (t.statistics)
+      std::printf("# stats, %s pass: %s\n", stats_shown_++ ? "second" : "first",
+                  cellint::describe(rep, list_ ? (list_->half() ? "half list" : "full list") : nullptr).c_str());
     tuning_s_ += 1e-3 * rep.tuning_ms;
     return rep;
   }
@@ -709,6 +713,7 @@ class Simulation {
   cellint::StrategyKind last_strategy_ = cellint::StrategyKind::Auto;
   bool have_strategy_ = false, strategy_changed_ = false;
   double tuning_s_ = 0;
+  int stats_shown_ = 0;  // passes whose statistics were printed (--stats)
 };
 
 // ---- reporting ----------------------------------------------------------------------------------

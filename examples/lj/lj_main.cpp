@@ -51,6 +51,8 @@ void usage(const char* prog) {
       "                      yes; with --neigh-every 1 and without --breakdown)\n"
       "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
       "                      every phase, so the loop runs slower\n"
+      "  --stats             print the first force and energy passes' statistics: pairs examined\n"
+      "                      and within the cutoff, time, bandwidth of the minimum bytes\n"
       "  --precision P       float | double | mixed (float positions, double sums);\n"
       "                      default double\n"
       "  --backend B         host | cuda | emulated | auto (default auto: cuda when built with it\n"
@@ -92,6 +94,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--neigh-check") o.neigh_check = args.yes_no();
     else if (a == "--sort") o.sort_every = args.integer();
     else if (a == "--breakdown") o.breakdown = true;
+    else if (a == "--stats") o.stats = true;
     else if (a == "--layout") o.layout = args.value();
     else if (a == "--row-threads") o.row_threads = args.integer();
     else if (a == "--graph") o.graph = args.yes_no();

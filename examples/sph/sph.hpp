@@ -49,6 +49,7 @@ namespace sph {
 struct Options {
   int resolution = 40;               ///< particles across the column width a (dx = a / resolution)
   int dim = 2;                       ///< 2, or 3 (a tank of depth `depth` a with side walls)
+  bool stats = false;                ///< print the statistics of the first two passes (cellint::CallStats)
   double depth = 1.0;                ///< 3D only: tank depth in units of a
   double column_width = 0.146;       ///< a, metres (Koshizuka & Oka 1996)
   double aspect = 2.0;               ///< column height / width (Martin & Moyce's n^2)
@@ -680,15 +681,15 @@ class Simulation {
   }
   template <class F, class Acc>
   cellint::StrategyKind pass(const F& f, Acc* out) {
-    if (list_) {
-      cellint::interact(*list_, grid_, f, out);
-      return cellint::StrategyKind::Auto;
-    }
-    const cellint::Report rep = strategy_ == cellint::StrategyKind::Auto
-                                    ? cellint::interact(grid_, f, out)
-                                    : cellint::interact_with(strategy_, grid_, f, out);
+    cellint::Tuning t;
+    t.statistics = o_.stats && stats_shown_ < 2;  // (the first two passes; --stats)
+    const cellint::Report rep = list_ ? cellint::interact(*list_, grid_, f, out, t)
+                                      : cellint::interact_with(strategy_, grid_, f, out, t);
+    if (t.statistics)
+      std::printf("# stats, %s pass: %s\n", stats_shown_++ ? "second" : "first",
+                  cellint::describe(rep, list_ ? (list_->half() ? "half list" : "full list") : nullptr).c_str());
     tuning_s_ += 1e-3 * rep.tuning_ms;
-    return rep.strategy;
+    return list_ ? cellint::StrategyKind::Auto : rep.strategy;
   }
   void compute_forces() { strategy_forces_ = pass(forces_f_, forces_.data()); }
   void shepard() {
@@ -843,6 +844,7 @@ class Simulation {
   cellint::StrategyKind strategy_forces_ = cellint::StrategyKind::Auto,
                         strategy_density_ = cellint::StrategyKind::Auto;
   double tuning_s_ = 0;
+  int stats_shown_ = 0;  // passes whose statistics were printed (--stats)
 };
 
 // ---- the uniform-lattice check ------------------------------------------------------------------

@@ -51,6 +51,8 @@ void usage(const char* prog) {
       "  --strategy S        auto (default) or one of: par-part-noloop, par-part-loop, par-cell,\n"
       "                      par-cell-sm, all-in-sm, x-pencil, x-pencil-reg, x-pencil-tile (GPU), cell-loop,\n"
       "                      cell-loop-half (CPU), brute-force; with --lattice also 'all'\n"
+      "  --stats             print the first two passes' statistics: pairs examined and within the\n"
+      "                      cutoff, time, bandwidth of the minimum bytes\n"
       "  --list L            auto (default: a full Verlet list on a GPU, a half list on the CPU; none\n"
       "                      when --strategy names a cell strategy) | full | half | none (re-bin the\n"
       "                      grid and search its cells every step)\n"
@@ -102,6 +104,7 @@ sph::Options parse(int argc, char** argv) {
     else if (a == "--backend") o.backend = args.value();
     else if (a == "--strategy") o.strategy = args.value();
     else if (a == "--list") o.list = args.value();
+    else if (a == "--stats") o.stats = true;
     else if (a == "--skin") o.skin = args.real();
     else if (a == "--sort") o.sort = args.integer();
     else if (a == "--frames") o.frames = args.value();

@@ -1,4 +1,4 @@
-// Targets and sources from two grids over one cell geometry (detail::interact_sets): every
+// Targets and sources from two grids over one cell geometry (interact(targets, sources, f, out)): every
 // registered strategy either runs two sets and agrees with a double-precision all-pairs oracle
 // (nothing excluded), or refuses with a reason that names the strategies that can.
 #pragma once
@@ -94,23 +94,23 @@ void check_sets(int cells, double tppc, double sppc, Distribution dist, bool per
   const Weights<Real, Dim> f{rc * rc};
   using Accum = typename Weights<Real, Dim>::Accum;
   int ran = 0;
-  detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
-    using S = decltype(tag);
-    if (S::gpu_like ? !B::is_gpu_like : B::device_memory) return;  // cannot exist on B
-    INFO("strategy " << S::name);
+  // Runs strategy k (Auto included) and compares with the oracle.
+  auto check = [&](StrategyKind k) {
+    INFO("strategy " << to_string(k));
     Buffer<B, Accum> out(static_cast<std::size_t>(std::max<Index>(nt, 1)));
     out.fill_bytes(0xFF);
-    if (one_set_only(S::kind)) {
+    if (one_set_only(k)) {
       try {
-        detail::interact_sets(S::kind, targets, sources, f, out.data());
+        interact_with(k, targets, sources, f, out.data());
         FAIL("expected Unsupported");
       } catch (const Unsupported& e) {
         CHECK(std::string(e.what()).find("one set") != std::string::npos);
       }
       return;
     }
-    detail::interact_sets(S::kind, targets, sources, f, out.data());
+    const Report rep = interact_with(k, targets, sources, f, out.data());
     B::synchronize();
+    if (k == StrategyKind::Auto) CHECK_FALSE(one_set_only(rep.strategy));
     ++ran;
     const auto got = targets.to_user_order(out.data());
     const double tol = sizeof(Real) == 4 ? 2e-5 : 1e-11;
@@ -127,8 +127,13 @@ void check_sets(int cells, double tppc, double sppc, Distribution dist, bool per
       }
     }
     CHECK(bad == 0);
+  };
+  detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
+    using S = decltype(tag);
+    if (S::gpu_like ? B::is_gpu_like : !B::device_memory) check(S::kind);  // those that exist on B
   });
-  CHECK(ran > 0);
+  check(StrategyKind::Auto);
+  CHECK(ran > 1);
 }
 
 TEST_CASE("two sets: every strategy runs them against the oracle or says it runs one set",
@@ -141,6 +146,127 @@ TEST_CASE("two sets: every strategy runs them against the oracle or says it runs
     check_sets<float, 3>(3, 4, 0, Distribution::Uniform, periodic);      // no sources
     check_sets<float, 3>(3, 0, 4, Distribution::Uniform, periodic);      // no targets
   }
+}
+
+TEST_CASE("two sets: 10 targets in 10^5 sources and 10^5 targets around 10 sources", CELLINT_TEST_TAG "[two-sets]") {
+  const int cells = 100;  // 10^4 cells: 10 per cell on the large side
+  for (bool periodic : {false, true}) {
+    check_sets<float, 2>(cells, 10.0 / (cells * cells), 10, Distribution::Uniform, periodic);
+    check_sets<double, 2>(cells, 10, 10.0 / (cells * cells), Distribution::Clustered, periodic);
+  }
+  check_sets<float, 3>(12, 10.0 / (12 * 12 * 12), 12, Distribution::Uniform, true);  // 20,736 sources in 3D
+}
+
+/// Weighted pairs whose targets and sources read different attributes of different grids: load() the target's
+/// weight, load_source() the source's mass. acc = sum w_t m_s (rc^2 - r^2).
+template <class Real, int Dim>
+struct Weighted {
+  struct Payload {
+    Real w;
+  };
+  using Accum = Real;
+  Attribute<Real> weight;  ///< of the target grid
+  Attribute<Real> mass;    ///< of the source grid
+  Real rc2;
+  template <class View>
+  CELLINT_HD Payload load(const View& v, Index i) const {
+    return {v.attribute(weight)[i]};
+  }
+  template <class View>
+  CELLINT_HD Payload load_source(const View& v, Index j) const {
+    return {v.attribute(mass)[j]};
+  }
+  CELLINT_HD void operator()(Real& a, const Payload& t, const Payload& s, const Vec<Real, Dim>&, Real r2) const {
+    a += t.w * s.w * (rc2 - r2);
+  }
+};
+
+/// The strategies that read each particle once for both sides.
+inline bool one_record(StrategyKind k) {
+  return k == StrategyKind::AllInSM || k == StrategyKind::XPencilReg || k == StrategyKind::XPencilTile ||
+         k == StrategyKind::CellLoopHalf;
+}
+
+template <class Real, int Dim>
+void check_load_source(bool periodic, bool one) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D, " << (periodic ? "periodic" : "open") << (one ? ", one set" : ", two sets") << ", seed " << seed);
+  Box<Real, Dim> box;
+  for (int d = 0; d < Dim; ++d) {
+    box.lengths[d] = 5;
+    box.periodic[d] = periodic;
+  }
+  CellGrid<B, Real, Dim> tg(box, Real(1)), sg(box, Real(1));
+  const auto tp = make_positions(tg.geometry(), 3, Distribution::Clustered, seed);
+  const auto sp = one ? tp : make_positions(sg.geometry(), 6, Distribution::Uniform, seed + 1);
+  tg.build(tp);
+  sg.build(sp);
+  const CellGrid<B, Real, Dim>& src = one ? tg : sg;
+  const Index nt = tg.size(), ns = src.size();
+  std::vector<Real> w(static_cast<std::size_t>(nt)), m(static_cast<std::size_t>(ns));
+  for (Index i = 0; i < nt; ++i) w[i] = Real(1) + Real(i % 7) / 8;
+  for (Index j = 0; j < ns; ++j) m[j] = Real(2) - Real(j % 5) / 4;
+  Weighted<Real, Dim> f{tg.template attach<Real>(w), {}, Real(1)};
+  if (!one) sg.template attach<Real>(std::vector<Real>(static_cast<std::size_t>(ns), Real(0)));  // mass: index 1
+  f.mass = one ? tg.template attach<Real>(m) : sg.template attach<Real>(m);
+  std::vector<double> ref(static_cast<std::size_t>(nt), 0.0), scale(ref.size(), 0.0);
+  for (Index t = 0; t < nt; ++t)
+    for (Index s = 0; s < ns; ++s) {
+      if (one && s == t) continue;
+      double r2 = 0;
+      for (int d = 0; d < Dim; ++d) {
+        double dr = double(tp[d][t]) - double(sp[d][s]);
+        if (periodic) dr -= 5 * std::nearbyint(dr / 5);
+        r2 += dr * dr;
+      }
+      if (r2 >= 1) continue;
+      ref[t] += double(w[t]) * double(m[s]) * (1 - r2);
+      scale[t] += double(w[t]) * double(m[s]);
+    }
+  int ran = 0;
+  detail::for_each_strategy(AllStrategies{}, [&](auto tag) {
+    using S = decltype(tag);
+    if (S::gpu_like ? !B::is_gpu_like : B::device_memory) return;
+    INFO("strategy " << S::name);
+    Buffer<B, Real> out(static_cast<std::size_t>(nt));
+    if (one_record(S::kind)) {
+      CHECK_THROWS_WITH(interact_with(S::kind, tg, src, f, out.data()), Catch::Contains("load_source"));
+      return;
+    }
+    interact_with(S::kind, tg, src, f, out.data());
+    B::synchronize();
+    ++ran;
+    const auto got = tg.to_user_order(out.data());
+    const double tol = sizeof(Real) == 4 ? 2e-5 : 1e-11;
+    int bad = 0;
+    for (Index t = 0; t < nt; ++t)
+      if (std::abs(double(got[t]) - ref[t]) > tol * (scale[t] + 1e-30) + 1e-5) ++bad;
+    CHECK(bad == 0);
+  });
+  CHECK(ran >= (B::is_gpu_like ? 6 : 2));
+}
+
+TEST_CASE("two sets: targets and sources read their own attributes (load and load_source)",
+          CELLINT_TEST_TAG "[two-sets]") {
+  for (bool periodic : {false, true})
+    for (bool one : {false, true}) {
+      check_load_source<float, 3>(periodic, one);
+      check_load_source<double, 2>(periodic, one);
+    }
+  // A handle of a third grid is refused, naming the handle.
+  Box<float, 2> box;
+  box.lengths[0] = box.lengths[1] = 4;
+  CellGrid<B, float, 2> a(box, 1.0f), b(box, 1.0f), c(box, 1.0f);
+  for (auto* g : {&a, &b, &c}) g->build(make_positions(g->geometry(), 2, Distribution::Uniform, 5));
+  const std::vector<float> ones(static_cast<std::size_t>(c.size()), 1.0f);
+  Weighted<float, 2> f{a.attach<float>(std::vector<float>(static_cast<std::size_t>(a.size()), 1.0f)),
+                       c.attach<float>(ones), 1.0f};
+  Buffer<B, float> out(static_cast<std::size_t>(a.size()));
+  const StrategyKind k = B::is_gpu_like ? StrategyKind::ParPartNoLoop : StrategyKind::CellLoop;
+  CHECK_THROWS_WITH(interact_with(k, a, b, f, out.data()), Catch::Contains("attached to another grid"));
+  f.mass = b.attach<float>(std::vector<float>(static_cast<std::size_t>(b.size()), 2.0f));
+  CHECK_NOTHROW(interact_with(k, a, b, f, out.data()));
+  B::synchronize();
 }
 
 TEST_CASE("two sets: grids over another geometry are refused", CELLINT_TEST_TAG "[two-sets]") {
@@ -156,9 +282,9 @@ TEST_CASE("two sets: grids over another geometry are refused", CELLINT_TEST_TAG 
   const Weights<float, 3> f{1.0f};
   Buffer<B, Weights<float, 3>::Accum> out(static_cast<std::size_t>(ga.size() + 1));
   const StrategyKind k = B::is_gpu_like ? StrategyKind::ParPartNoLoop : StrategyKind::CellLoop;
-  CHECK_THROWS_WITH(detail::interact_sets(k, ga, gb, f, out.data()), Catch::Contains("one box with one cutoff"));
-  CHECK_THROWS_WITH(detail::interact_sets(k, ga, gw, f, out.data()), Catch::Contains("cell size"));
-  CHECK_NOTHROW(detail::interact_sets(k, ga, gc, f, out.data()));
+  CHECK_THROWS_WITH(interact_with(k, ga, gb, f, out.data()), Catch::Contains("one box with one cutoff"));
+  CHECK_THROWS_WITH(interact_with(k, ga, gw, f, out.data()), Catch::Contains("cell size"));
+  CHECK_NOTHROW(interact_with(k, ga, gc, f, out.data()));
   B::synchronize();
 }
 

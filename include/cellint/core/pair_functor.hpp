@@ -11,6 +11,8 @@
 ///                                            //   (staged in shared memory); default cellint::NoPayload
 ///   template <class View>                    // required when Payload is not NoPayload
 ///   CELLINT_HD Payload load(const View& v, Index i) const;   // read particle i (sorted slot)
+///   template <class View>                    // optional: a source's payload, when sources read other
+///   CELLINT_HD Payload load_source(const View& v, Index j) const;  //   attributes than targets (two sets)
 ///   CELLINT_HD Accum init() const;           // optional: start value (default Accum{})
 ///   CELLINT_HD void operator()(Accum& acc, const Payload& target, const Payload& source,
 ///                              const Vec<Real, Dim>& dr, Real r2) const;   // required
@@ -28,6 +30,12 @@
 /// of the source and `r2 = |dr|^2`. After the last source the library writes the accumulator to `out[t]` (sorted slot
 /// `t`; CellGrid::to_user_order brings results back to the user's order). `symmetric` adds the contribution of the pair
 /// to both `ai` (target i, with dr = x_i - x_j) and `aj`; half-shell strategies need it.
+///
+/// `load_source` is for two particle sets whose attributes differ (interact(targets, sources, f, out)): targets are
+/// read with `load` from the target grid's view, sources with `load_source` from the source grid's view, and the
+/// functor's Attribute handles may belong to either grid (each read only on its own side). A functor without it reads
+/// both sides with `load`. Strategies that stage one record per particle for both sides (all-in-sm, x-pencil-reg,
+/// x-pencil-tile, cell-loop-half, half lists) refuse such a functor and say so.
 
 #include <type_traits>
 #include <utility>
@@ -50,6 +58,11 @@ template <class F> struct payload_of<F, void_t<typename F::Payload>> { using typ
 
 template <class F, class = void> struct has_init : std::false_type {};
 template <class F> struct has_init<F, void_t<decltype(std::declval<const F&>().init())>> : std::true_type {};
+
+template <class F, class View, class = void> struct has_load_source : std::false_type {};
+template <class F, class View>
+struct has_load_source<F, View, void_t<decltype(std::declval<const F&>().load_source(std::declval<const View&>(),
+                                                                                         Index{}))>> : std::true_type {};
 
 template <class F, class = void> struct cutoff_test_of : std::true_type {};
 template <class F> struct cutoff_test_of<F, void_t<decltype(F::cutoff_test)>>
@@ -114,11 +127,25 @@ struct FunctorTraits {
   CELLINT_HD static Accum init(const F& f) {
     if constexpr (detail::has_init<F>::value) return f.init(); else return Accum{};
   }
-  /// Particle i's payload.
+  /// Particle i's payload (as a target; as a source too unless the functor has load_source()).
   template <class View>
   CELLINT_HD static Payload load(const F& f, const View& v, Index i) {
     if constexpr (position_only) { (void)f; (void)v; (void)i; return Payload{}; }
     else return f.load(v, i);
+  }
+  /// Whether sources are read by their own load_source() (then targets and sources need separate records).
+  template <class View>
+  static constexpr bool split_load = !position_only && detail::has_load_source<F, View>::value;
+  /// Source j's payload: F::load_source() when the functor has one, else load().
+  template <class View>
+  CELLINT_HD static Payload load_source(const F& f, const View& v, Index j) {
+    if constexpr (split_load<View>) {
+      static_assert(std::is_same<decltype(f.load_source(v, j)), Payload>::value,
+                    "cellint: F::load_source() must return F::Payload, like load()");
+      return f.load_source(v, j);
+    } else {
+      return load(f, v, j);
+    }
   }
 };
 

@@ -228,11 +228,12 @@ class CellGrid {
     check_handle(h.index, h.grid, h.generation, h.type, "attribute");
     return reinterpret_cast<const T*>(attrs_[h.index].data.data());
   }
-  /// Checks every Attribute handle held inside `f` (found by the handles' signature) against this grid; interact()
-  /// calls it before running any kernel.
+  /// Checks every Attribute handle held inside `f` (found by the handles' signature) against this grid, or, for a
+  /// handle attached to `sources` (the other grid of a two-set call), against that one; interact() calls it before
+  /// running any kernel.
   /// @throws InvalidArgument naming the handle's problem
   template <class F>
-  void check_functor_attributes(const F& f) const {
+  void check_functor_attributes(const F& f, const CellGrid* sources = nullptr) const {
     static_assert(std::is_trivially_copyable<F>::value, "cellint: the pair functor must be trivially copyable");
     constexpr std::size_t hs = sizeof(Attribute<int>);
     if constexpr (sizeof(F) >= hs) {
@@ -243,7 +244,8 @@ class CellGrid {
         if (w[0] != detail::attribute_signature0 || w[1] != detail::attribute_signature1) continue;
         std::int32_t index;
         std::memcpy(&index, &w[2], sizeof(index));
-        check_handle(index, w[3], w[4], w[5], "interact", off);
+        const CellGrid& owner = sources && w[3] == sources->serial_ ? *sources : *this;
+        owner.check_handle(index, w[3], w[4], w[5], "interact", off);
       }
     }
   }

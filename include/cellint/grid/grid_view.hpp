@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "cellint/core/grid_geometry.hpp"
+#include "cellint/core/pair_functor.hpp"
 
 namespace cellint {
 
@@ -87,6 +88,11 @@ struct PairViews {
   /// The source slot that target `t` skips (itself, in one set), or -1 (none: two sets).
   CELLINT_HD Index excluded(Index t) const { return same ? t : Index(-1); }
 };
+
+/// Whether functor F reads sources with its own load_source() (FunctorTraits::load_source): strategies that stage one
+/// record per particle for both sides cannot run it.
+template <class F, class Real, int Dim>
+inline constexpr bool loads_sources_apart = FunctorTraits<F, Real, Dim>::template split_load<GridView<Real, Dim>>;
 
 static_assert(std::is_trivially_copyable<GridView<float, 3>>::value, "GridView must be trivially copyable");
 static_assert(std::is_trivially_copyable<PairViews<float, 3>>::value, "PairViews must be trivially copyable");

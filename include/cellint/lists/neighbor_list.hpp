@@ -14,6 +14,7 @@
 #include "cellint/core/error.hpp"
 #include "cellint/grid/cell_grid.hpp"
 #include "cellint/lists/detail/kernels.hpp"
+#include "cellint/potentials/counting.hpp"
 #include "cellint/strategies/strategy.hpp"
 
 namespace cellint {
@@ -36,6 +37,9 @@ struct ListOptions {
   /// GPU full lists: threads per row in interact() (1, 2, 4 or 8; 0: chosen from the particle count, so that the
   /// threads fill the GPU). More than one needs an addable Accum (see interact()).
   int row_threads = 0;
+  /// Rows in a fixed order, the same run after run for the same grid slots: each list cell's particles in slot order
+  /// (a sort per cell after the rebuild's atomic binning; see interact() with Tuning::reproducible).
+  bool stable = false;
 };
 
 /// What check() found.
@@ -352,6 +356,7 @@ class NeighborList {
     detail::parallel_for<Backend>(n_, detail::ListBinCount<Real, Dim>{s}, stream);
     scan_cells(s, stream);
     detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
+    if (opts_.stable) detail::parallel_for<Backend>(geo_.cell_count(), detail::ListSortCells<Real, Dim>{s}, stream);
     // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
     // a row costs about 3^Dim cells of candidates
     if constexpr (Backend::is_gpu_like) {
@@ -437,28 +442,22 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
       for (int th = 1; th < threads; ++th) add_accum<T>(out[i], extra[static_cast<std::size_t>(th - 1) * n + i]);
     });
 }
-}  // namespace detail
 
-/// For every particle t of `grid`, the functor's accumulation over the pairs of the list within the cutoff, into
-/// out[t] (sorted slot order, as interact(grid, f, out)). Same functor contract; a half list needs `symmetric()` and an
-/// Accum that is an array of one scalar type (`using AccumScalar = ...;`, or an arithmetic Accum). A functor without
-/// a cutoff test (`cutoff_test = false`) is called for every pair of the rows (within cutoff + skin).
-/// @throws InvalidArgument when the list does not belong to the grid's current binning (call list.update(grid)), or
-///         for an Attribute handle in `f` that does not belong to the grid
-/// @throws Unsupported for a half list and a functor without symmetric() or an addable Accum
+/// interact() over a list, its statistics aside.
 template <class B, class R, int D, class F>
-Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
-                typename FunctorTraits<F, R, D>::Accum* out) {
+Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                     typename FunctorTraits<F, R, D>::Accum* out) {
   using T = FunctorTraits<F, R, D>;
-  list.expect_current(grid, "interact");
-  grid.check_functor_attributes(f);
   Report rep;
   const Index n = grid.size();
   if (!n) return rep;
   const auto s = list.shape(grid);
   const GridView<R, D> v = grid.view();
   if (list.half()) {
-    if constexpr (T::symmetric && T::addable) {
+    if constexpr (loads_sources_apart<F, R, D>) {
+      throw Unsupported("cellint::interact: a half neighbour list reads each particle once for both sides of a pair: "
+                        "it cannot run a functor with load_source(); use a full list");
+    } else if constexpr (T::symmetric && T::addable) {
       static_assert(sizeof(typename T::Accum) % sizeof(typename T::AccumScalar) == 0,
                     "cellint: the Accum's size is not a multiple of AccumScalar's");
       if constexpr (B::is_gpu_like) {
@@ -493,22 +492,73 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
   return rep;
 }
 
+}  // namespace detail
+
+/// For every particle t of `grid`, the functor's accumulation over the pairs of the list within the cutoff, into
+/// out[t] (sorted slot order, as interact(grid, f, out)). Same functor contract; a half list needs `symmetric()` and an
+/// Accum that is an array of one scalar type (`using AccumScalar = ...;`, or an arithmetic Accum). A functor without
+/// a cutoff test (`cutoff_test = false`) is called for every pair of the rows (within cutoff + skin).
+/// @throws InvalidArgument when the list does not belong to the grid's current binning (call list.update(grid)), or
+///         for an Attribute handle in `f` that does not belong to the grid
+/// With Tuning::reproducible, the grid and the list must be stable (GridOptions::stable, ListOptions::stable), and on
+/// GPU-like backends the list full (a half list adds with atomics); the sums are then the same bits run after run.
+/// With Tuning::statistics (these two are the only fields read here), Report::stats: pairs_examined = the row entries
+/// (each pair once in a half list: CallStats::each_pair_once), pairs_within by a counting pass over the list, min_bytes
+/// adds 4 bytes per entry.
+/// @throws Unsupported for a half list and a functor without symmetric(), without an addable Accum, or with
+///         load_source()
+template <class B, class R, int D, class F>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
+  using T = FunctorTraits<F, R, D>;
+  list.expect_current(grid, "interact");
+  grid.check_functor_attributes(f);
+  if (t.reproducible) {
+    CELLINT_EXPECTS(grid.options().stable && list.options().stable, "cellint::interact: Tuning::reproducible over a "
+                    "neighbour list needs the grid built with GridOptions::stable and the list made with "
+                    "ListOptions::stable (rows in slot order)");
+    if (B::is_gpu_like && list.half())
+      throw Unsupported("cellint::interact: a half neighbour list on a GPU-like backend adds both sides of each pair "
+                        "with atomics, in the order the threads run: with Tuning::reproducible use a full list (on the "
+                        "Host backend each thread sums its own rows, then the threads in order: reproducible)");
+  }
+  if (!t.statistics) return detail::interact_list(list, grid, f, out);
+  Report rep;
+  const double ms = detail::call_ms<B>(grid.stream(), [&] { rep = detail::interact_list(list, grid, f, out); });
+  CallStats& s = rep.stats;
+  s.collected = true;
+  s.ms = ms;
+  s.targets = s.sources = static_cast<std::uint64_t>(grid.size());
+  if (!grid.size()) return rep;
+  for (Index len : list.row_lengths(grid)) s.pairs_examined += static_cast<std::uint64_t>(len);
+  const std::uint64_t payload = T::position_only ? 0 : sizeof(typename T::Payload);
+  s.min_bytes = s.targets * (D * sizeof(R) + payload + sizeof(typename T::Accum)) + s.pairs_examined * sizeof(Index);
+  Buffer<B, unsigned> counts(static_cast<std::size_t>(grid.size()));
+  detail::interact_list(list, grid, NeighborCount<R, D>{}, counts.data());
+  for (unsigned n : counts.to_host(grid.stream())) s.pairs_within += n;
+  if (list.half()) {  // each pair once: both of its terms were counted
+    s.each_pair_once = true;
+    s.pairs_within /= 2;
+  }
+  return rep;
+}
+
 /// interact() over a list into a backend Buffer of at least grid.size() elements (checked).
 template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
-                Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out) {
+                Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out, const Tuning& t = {}) {
   detail::expect_room(out.size(), grid.size(), "interact", "the output buffer");
-  return interact(list, grid, f, out.data());
+  return interact(list, grid, f, out.data(), t);
 }
 
 /// interact() over a list into a host vector of at least grid.size() elements (checked; Host and Emulated).
 template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
-                std::vector<typename FunctorTraits<F, R, D>::Accum>& out) {
+                std::vector<typename FunctorTraits<F, R, D>::Accum>& out, const Tuning& t = {}) {
   static_assert(!B::device_memory, "cellint::interact(std::vector): this backend computes in device memory; "
                 "pass a cellint::Buffer (or a device pointer)");
   detail::expect_room(out.size(), grid.size(), "interact", "the output vector");
-  return interact(list, grid, f, out.data());
+  return interact(list, grid, f, out.data(), t);
 }
 
 }  // namespace cellint

@@ -18,6 +18,14 @@ void check_call(const CellGrid<B, R, D>& grid, const F& f, const char* who) {
   grid.check_functor_attributes(f);
 }
 
+/// What a two-set call checks first: both grids built, and each Attribute handle of the functor attached to one of them.
+template <class B, class R, int D, class F>
+void check_sets(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f) {
+  CELLINT_EXPECTS(targets.built(), "cellint::interact: the target grid holds no binned particles; call build() first");
+  CELLINT_EXPECTS(sources.built(), "cellint::interact: the source grid holds no binned particles; call build() first");
+  targets.check_functor_attributes(f, &sources);
+}
+
 /// The plan strategy S makes for `grid` with itself on a device of properties `p`.
 template <class S, class B, class R, int D, class F>
 typename StrategyImpl<S>::Plan plan_for(const CellGrid<B, R, D>& grid, const F& f, const DeviceProperties& p,
@@ -80,16 +88,11 @@ Support plan_support(StrategyKind k, const Call<B, R, D>& c, const F& f, const T
   return dispatch(k, [&](auto tag) { return StrategyImpl<decltype(tag)>::plan(c, f, t).support; });
 }
 
-/// Runs strategy `k` for the targets of one grid against the sources of another over the same cell geometry (nothing
-/// excluded: two sets), out[t] per target slot. The functor reads both sides through the same load(); its Attribute
-/// handles are checked against both grids.
-/// @throws Unsupported when the strategy cannot run two sets (its reason says which can)
+/// Runs strategy `k` (not Auto) for call `c`: the one dispatch below the front door (interact.hpp) and Auto.
+/// @throws Unsupported with the strategy's reason when it cannot run
 template <class B, class R, int D, class F>
-Report interact_sets(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f,
-                     typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
-  check_call(targets, f, "interact (targets)");
-  check_call(sources, f, "interact (sources)");
-  const auto c = make_call(targets, sources, B::properties());
+Report run_kind(StrategyKind k, const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
+                const Tuning& t) {
   return dispatch(k, [&](auto tag) { return run_strategy<decltype(tag)>(c, f, out, t); });
 }
 }  // namespace detail
@@ -101,16 +104,13 @@ Support supports(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f, cons
   return detail::plan_support(k, detail::make_call(grid, B::properties()), f, t);
 }
 
-/// Runs strategy `k` (not Auto): for every particle t, out[t] = the accumulation over its neighbours within the cutoff
-/// (sorted order; see CellGrid::to_user_order). Asynchronous on GPU backends: synchronise the grid's stream before
-/// reading `out` on the host.
-/// @throws Unsupported with the strategy's reason when it cannot run on this grid/device
+/// Whether strategy `k` can run `f` for the targets of one grid against the sources of another, and why not.
+/// @throws InvalidArgument when the two grids do not share one cell geometry
 template <class B, class R, int D, class F>
-Report interact_with(StrategyKind k, const CellGrid<B, R, D>& grid, const F& f,
-                     typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
-  detail::check_call(grid, f, "interact");
-  const auto c = detail::make_call(grid, B::properties());
-  return detail::dispatch(k, [&](auto tag) { return detail::run_strategy<decltype(tag)>(c, f, out, t); });
+Support supports(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f,
+                 const Tuning& t = {}) {
+  if (k == StrategyKind::Auto) return Support::yes();
+  return detail::plan_support(k, detail::make_call(targets, sources, B::properties()), f, t);
 }
 
 }  // namespace cellint

@@ -3,6 +3,8 @@
 /// What every strategy shares: the run-time StrategyKind, the tag base, tuning knobs, the supports() answer, the Report
 /// of a call and the Call a strategy sees.
 
+#include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -65,6 +67,12 @@ struct Tuning {
   int pencil_length = 0;      ///< X-pencil: target cells per pencil L (default from budget and M_C)
   int subbox[3] = {0, 0, 0};  ///< All-in-SM / X-pencil-reg: target cells per block along x, y, z
   int targets_per_thread = 0;  ///< All-pairs: targets each thread holds in registers, 1, 2 or 4 (default 2)
+  /// Fill Report::stats: the call is timed (events on GPUs) and synchronised, and a counting pass runs after it. Off
+  /// (the default), nothing of it runs: the kernels are the same either way.
+  bool statistics = false;
+  /// Bit-identical results run after run for the same input: both grids must be built with GridOptions::stable (an
+  /// InvalidArgument says so otherwise), and Auto chooses by a fixed rule instead of timing (see docs/calls.md).
+  bool reproducible = false;
 };
 
 /// Whether a strategy can run on a grid and device, and why not.
@@ -77,11 +85,35 @@ struct Support {
   static Support no(std::string why) { return {false, std::move(why)}; }
 };
 
+/// Per-call statistics (Report::stats), filled when Tuning::statistics is set.
+struct CallStats {
+  bool collected = false;            ///< Tuning::statistics was set (else every field below is 0)
+  std::uint64_t targets = 0;         ///< target particles
+  std::uint64_t sources = 0;         ///< source particles
+  /// Candidate pairs the strategy tests against the cutoff: the sources of each target's 3^Dim neighbour cells (every
+  /// source for all-pairs and brute-force; each pair once for the half-shell cell loop), the target itself excluded.
+  std::uint64_t pairs_examined = 0;
+  /// Of those, the pairs closer than the cutoff, counted exactly by a second pass: (target, source) pairs, the pair terms
+  /// the results hold; for a strategy that evaluates each pair once (`each_pair_once`), pairs, each of which gives two
+  /// terms.
+  std::uint64_t pairs_within = 0;
+  bool each_pair_once = false;  ///< a half-shell strategy or a half list: the counts above are of unordered pairs
+  /// Bytes the call needs at the least: each target's position, payload and result and each source's position and
+  /// payload once, and both grids' cell offsets. Over `ms`, an effective bandwidth.
+  std::uint64_t min_bytes = 0;
+  double ms = 0;  ///< the call's time (GPU events; the host clock on CPU backends), Auto's tuning included
+  /// Fraction of the candidates inside the cutoff.
+  double hit_rate() const { return pairs_examined ? double(pairs_within) / double(pairs_examined) : 0.0; }
+  /// min_bytes over the call's time, GB/s.
+  double gbytes_per_s() const { return ms > 0 ? double(min_bytes) / (ms * 1e6) : 0.0; }
+};
+
 /// What one interact() call did.
 struct Report {
   StrategyKind strategy = StrategyKind::Auto;  ///< the strategy that ran
   LaunchShape shape{};                         ///< its launch shape (GPU-like backends)
   float tuning_ms = 0;                         ///< time spent autotuning in this call (Auto only)
+  CallStats stats;                             ///< with Tuning::statistics: pairs, time and bytes of the call
 };
 
 namespace detail {
@@ -114,6 +146,24 @@ Call<typename Grid::backend_type, typename Grid::real_type, Grid::dim> make_call
   c.stream = grid.stream();
   c.props = p;
   return c;
+}
+
+/// Runs `fn` (which enqueues work on stream `s`) and returns its time in milliseconds: between two events on backends
+/// with device memory, by the host clock on the CPU backends (whose calls return when done). Synchronises `s`.
+template <class B, class Fn>
+double call_ms(typename B::Stream s, Fn&& fn) {
+  if constexpr (B::device_memory) {
+    typename B::Timer timer(s);
+    timer.start();
+    fn();
+    timer.stop();
+    return static_cast<double>(timer.elapsed_ms());
+  } else {
+    const auto h0 = std::chrono::steady_clock::now();
+    fn();
+    B::synchronize(s);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0).count();
+  }
 }
 
 /// The plan of a strategy that decides nothing but whether it can run and its launch shape.

@@ -35,6 +35,12 @@
 /// slower ones included) and at most one more, and with the default budget a first call longer than 1.5 s is the only
 /// one made.
 ///
+/// **Two sets** (interact(targets, sources, f, out)): the key adds the sources' ppc and M_C buckets; the candidates are
+/// those that run two sets.
+///
+/// **Reproducible** (Tuning::reproducible): no timing and no cache; the first strategy of reproducible_order() that
+/// can run, at its rule's shape, so that the next run of the program adds in the same order.
+///
 /// **Progress.** Once tuning has taken more than a second, each candidate timed is reported on stderr
 /// ("cellint: Auto tuning <key>: cell-loop-half: 2.71 s (best so far)"), then the choice. set_verbose(false) or the
 /// environment variable CELLINT_AUTO_QUIET=1 silences this; set_log() sends the lines elsewhere.
@@ -103,18 +109,24 @@ class Autotuner {
     Index cells[3];
     int ppc, mc;
     char device[sizeof(DeviceProperties::name)];
+    bool two = false;      ///< two sets: the sources' buckets follow
+    int sppc = 0, smc = 0;  ///< the sources' ppc and M_C buckets (two sets)
     bool operator<(const CallKey& o) const {
-      const auto a = std::tie(backend, functor, real, dim, cells[0], cells[1], cells[2], ppc, mc);
-      const auto b = std::tie(o.backend, o.functor, o.real, o.dim, o.cells[0], o.cells[1], o.cells[2], o.ppc, o.mc);
+      const auto a = std::tie(backend, functor, real, dim, cells[0], cells[1], cells[2], ppc, mc, two, sppc, smc);
+      const auto b = std::tie(o.backend, o.functor, o.real, o.dim, o.cells[0], o.cells[1], o.cells[2], o.ppc, o.mc,
+                              o.two, o.sppc, o.smc);
       if (a != b) return a < b;
       return std::strncmp(device, o.device, sizeof(device)) < 0;
     }
-    /// "backend|device|functor type|precision type|dim|cells|ppc2^b|mc2^b", as in the cache file.
+    /// "backend|device|functor type|precision type|dim|cells|ppc2^b|mc2^b", as in the cache file; two sets insert
+    /// "|sources ppc2^b mc2^b" before the targets' M_C.
     std::string text() const {
       std::ostringstream s;
       s << backend_name << '|' << device << '|' << functor.name() << '|' << real.name() << '|' << dim << '|';
       for (int d = 0; d < dim; ++d) s << cells[d] << (d + 1 < dim ? "x" : "|");
-      s << "ppc2^" << ppc << "|mc2^" << mc;
+      s << "ppc2^" << ppc;
+      if (two) s << "|sources ppc2^" << sppc << " mc2^" << smc;
+      s << "|mc2^" << mc;
       return s.str();
     }
   };
@@ -205,7 +217,20 @@ class Autotuner {
   /// The cache key of a call (functor type, precision, dimension, cells, ppc bucket, device).
   template <class B, class R, int D, class F>
   static std::string key(const CellGrid<B, R, D>& g, const F&) {
-    return call_key<B, R, D, F>(g, B::properties()).text();
+    return call_key<B, R, D, F>(g, g, B::properties()).text();
+  }
+  /// The cache key of a two-set call (the sources' ppc and M_C buckets added).
+  template <class B, class R, int D, class F>
+  static std::string key(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F&) {
+    return call_key<B, R, D, F>(targets, sources, B::properties()).text();
+  }
+  /// The fixed order in which Auto takes the first strategy that can run, at its rule's shape, with
+  /// Tuning::reproducible (timing could choose another strategy in the next run, which adds in another order): x-pencil,
+  /// par-cell-sm, par-part-loop on GPU-like backends; cell-loop-half, cell-loop, brute-force on the CPU.
+  template <class B>
+  static std::vector<StrategyKind> reproducible_order() {
+    if (B::is_gpu_like) return {StrategyKind::XPencil, StrategyKind::ParCellSM, StrategyKind::ParPartLoop};
+    return {StrategyKind::CellLoopHalf, StrategyKind::CellLoop, StrategyKind::BruteForce};
   }
   /// Mean particles per cell in half octaves.
   template <class B, class R, int D>
@@ -220,11 +245,27 @@ class Autotuner {
   /// @throws Unsupported when no strategy can run the grid
   template <class B, class R, int D, class F>
   Report run(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user) {
+    return run(g, g, f, out, user);
+  }
+  /// The same for the targets of one grid against the sources of another (one set when they are the same object). With
+  /// Tuning::reproducible, the choice of reproducible_choice(), untimed and not cached.
+  /// @throws Unsupported when no strategy can run the grids
+  template <class B, class R, int D, class F>
+  Report run(const CellGrid<B, R, D>& g, const CellGrid<B, R, D>& src, const F& f, typename F::Accum* out,
+             const Tuning& user) {
+    const DeviceProperties p = B::properties();
+    if (user.reproducible) {
+      const auto c = detail::make_call(g, src, p);
+      Report rep;
+      for (StrategyKind k : reproducible_order<B>())
+        if (detail::dispatch(k, [&](auto tag) { return detail::try_run<decltype(tag)>(c, f, out, user, rep); }))
+          return rep;
+      throw Unsupported("cellint: Auto (reproducible) found no strategy that can run these grids on this backend");
+    }
     // The fast path of every call after the first: the decision found by the same fields as the text key, without
     // formatting it (a few microseconds per call matter to kernels of a few microseconds), and checked against this
     // grid.
-    const DeviceProperties p = B::properties();
-    const CallKey ck = call_key<B, R, D, F>(g, p);
+    const CallKey ck = call_key<B, R, D, F>(g, src, p);
     Decision known{};
     bool hit = false;
     {
@@ -236,7 +277,7 @@ class Autotuner {
       }
     }
     Report rep;
-    if (hit && run_if_supported(known, g, f, out, p, rep)) return rep;
+    if (hit && run_if_supported(known, g, src, f, out, p, rep)) return rep;
 
     // First call of this CallKey (or its decision does not fit this grid): the table, as filled by earlier calls and
     // the cache file.
@@ -246,7 +287,7 @@ class Autotuner {
       std::lock_guard<std::mutex> l(m_);
       auto it = table_.find(k);
       if (it != table_.end()) {
-        found = usable<B>(it->second, g, f, p);
+        found = usable<B>(it->second, g, src, f, p);
         if (found) known = Decision{it->second.strategy, it->second.tuning};
       } else {
         // Hysteresis: a simulation whose fullest cell drifts into the next M_C octave keeps the decision of the
@@ -255,7 +296,7 @@ class Autotuner {
         const std::string base = k.substr(0, k.rfind("|mc2^") + 5);
         for (int dm : {-1, 1}) {
           auto nb = table_.find(base + std::to_string(mc + dm));
-          if (nb != table_.end() && usable<B>(nb->second, g, f, p)) {
+          if (nb != table_.end() && usable<B>(nb->second, g, src, f, p)) {
             TuneEntry e = nb->second;
             e.timings.clear();
             e.tuning_ms = 0;
@@ -269,11 +310,11 @@ class Autotuner {
       }
       if (found) fast_[ck] = known;
     }
-    if (found && run_if_supported(known, g, f, out, p, rep)) return rep;
+    if (found && run_if_supported(known, g, src, f, out, p, rep)) return rep;
 
     // Tune: for a new key, or again when the key's decision cannot run this grid (it is replaced, in the table, the
     // fast path and the cache file).
-    Tuned t = tune(g, f, out, user, k);
+    Tuned t = tune(detail::make_call(g, src, p), f, out, user, k);
     {
       std::lock_guard<std::mutex> l(m_);
       table_[k] = t.entry;
@@ -349,29 +390,35 @@ class Autotuner {
   static constexpr float margin = 1.5f;      ///< a candidate this much slower than the best is abandoned
   static constexpr float retime_factor = 4;  ///< a single long call this much slower than a short best is timed again
 
-  /// The fields of key() on the device described by `p`.
+  /// The fields of key() on the device described by `p` (targets `g`, sources `s`; one set when the same object).
   template <class B, class R, int D, class F>
-  static CallKey call_key(const CellGrid<B, R, D>& g, const DeviceProperties& p) {
+  static CallKey call_key(const CellGrid<B, R, D>& g, const CellGrid<B, R, D>& s, const DeviceProperties& p) {
     CallKey k{typeid(B), typeid(F), typeid(R), B::name(), D, {}, ppc_bucket(g), mc_bucket(g.max_per_cell()), {}};
     for (int d = 0; d < D; ++d) k.cells[d] = g.geometry().cells[d];
     std::memcpy(k.device, p.name, sizeof(k.device));
+    if (&g != &s) {
+      k.two = true;
+      k.sppc = ppc_bucket(s);
+      k.smc = mc_bucket(s.max_per_cell());
+    }
     return k;
   }
-  /// Runs decision `d` when its strategy supports this grid (a host computation; no string is formatted unless it says
-  /// no); false, running nothing, otherwise.
+  /// Runs decision `d` when its strategy supports these grids (a host computation; no string is formatted unless it
+  /// says no); false, running nothing, otherwise.
   template <class B, class R, int D, class F>
-  static bool run_if_supported(const Decision& d, const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out,
-                               const DeviceProperties& p, Report& rep) {
-    const auto c = detail::make_call(g, p);
+  static bool run_if_supported(const Decision& d, const CellGrid<B, R, D>& g, const CellGrid<B, R, D>& s, const F& f,
+                               typename F::Accum* out, const DeviceProperties& p, Report& rep) {
+    const auto c = detail::make_call(g, s, p);
     return detail::dispatch(d.strategy, [&](auto tag) { return detail::try_run<decltype(tag)>(c, f, out, d.tuning, rep); });
   }
-  /// Whether a table entry is a decision Auto could make for this grid: one of the backend's strategies, and it
-  /// supports the grid.
+  /// Whether a table entry is a decision Auto could make for these grids: one of the backend's strategies, and it
+  /// supports them.
   template <class B, class R, int D, class F>
-  static bool usable(const TuneEntry& e, const CellGrid<B, R, D>& g, const F& f, const DeviceProperties& p) {
+  static bool usable(const TuneEntry& e, const CellGrid<B, R, D>& g, const CellGrid<B, R, D>& s, const F& f,
+                     const DeviceProperties& p) {
     const std::vector<StrategyKind> all = strategies_for<B>();
     if (std::find(all.begin(), all.end(), e.strategy) == all.end()) return false;
-    return detail::plan_support(e.strategy, detail::make_call(g, p), f, e.tuning).ok;
+    return detail::plan_support(e.strategy, detail::make_call(g, s, p), f, e.tuning).ok;
   }
   /// "x-pencil pencil_length=2", for the progress lines.
   static std::string describe(StrategyKind s, const Tuning& t) {
@@ -407,12 +454,12 @@ class Autotuner {
   /// `give_up_ms`. `warm`: it has run on this grid already (no warm-up, and the first call is not a sample). `out`
   /// holds its result afterwards.
   template <class B, class R, int D, class F>
-  static Sample time_candidate(StrategyKind k, const Tuning& t, const CellGrid<B, R, D>& g, const F& f,
+  static Sample time_candidate(StrategyKind k, const Tuning& t, const detail::Call<B, R, D>& c, const F& f,
                                typename F::Accum* out, int reps, float give_up_ms, bool warm) {
     Sample s;
-    typename B::Timer timer(g.stream());
+    typename B::Timer timer(c.stream);
     auto call = [&] {
-      s.shape = interact_with(k, g, f, out, t).shape;
+      s.shape = detail::run_kind(k, c, f, out, t).shape;
       ++s.calls;
     };
     if (!warm && !B::device_memory) {
@@ -478,7 +525,7 @@ class Autotuner {
   /// Chooses the strategy for this call (see the file comment); `out` holds the winner's result.
   /// @throws Unsupported when no candidate can run
   template <class B, class R, int D, class F>
-  Tuned tune(const CellGrid<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user,
+  Tuned tune(const detail::Call<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user,
              const std::string& key) {
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed_ms = [&] {
@@ -488,7 +535,8 @@ class Autotuner {
     Progress progress(set, key);
     std::vector<std::pair<StrategyKind, Tuning>> cands;
     for (const auto& c : auto_candidates<B>(user))
-      if (auto_eligible(c.first, g.view(), g.view()) && supports(c.first, g, f, c.second).ok) cands.push_back(c);
+      if (auto_eligible(c.first, g.views.targets, g.views.sources) && detail::plan_support(c.first, g, f, c.second).ok)
+        cands.push_back(c);
     if (cands.empty()) throw Unsupported("cellint: Auto found no strategy that can run this grid on this backend");
 
     Tuned res;
@@ -499,8 +547,8 @@ class Autotuner {
       e.strategy = cands[0].first;
       e.tuning = cands[0].second;
       e.untimed = e.candidates;
-      res.shape = interact_with(e.strategy, g, f, out, e.tuning).shape;
-      B::synchronize(g.stream());
+      res.shape = detail::run_kind(e.strategy, g, f, out, e.tuning).shape;
+      B::synchronize(g.stream);
       e.tuning_ms = static_cast<float>(elapsed_ms());
       progress.line(describe(e.strategy, e.tuning) +
                     (cands.size() == 1 ? " is the only candidate" : " is the first candidate (time budget 0)") +
@@ -509,7 +557,7 @@ class Autotuner {
       return res;
     }
 
-    const std::size_t n = static_cast<std::size_t>(g.size());
+    const std::size_t n = static_cast<std::size_t>(g.targets());
     std::vector<typename F::Accum> kept;  // the best candidate's result, while others run (CPU backends)
     bool kept_valid = false;
     bool best_in_out = false;  // `out` holds the best candidate's result
@@ -579,9 +627,9 @@ class Autotuner {
       if (kept_valid)
         std::copy(kept.begin(), kept.end(), out);
       else
-        res.shape = interact_with(e.strategy, g, f, out, e.tuning).shape;
+        res.shape = detail::run_kind(e.strategy, g, f, out, e.tuning).shape;
     }
-    B::synchronize(g.stream());
+    B::synchronize(g.stream);
     e.tuning_ms = static_cast<float>(elapsed_ms());
     progress.line("chose " + describe(e.strategy, e.tuning) + " (" + format_ms(best_ms) + " a call) after " +
                   format_ms(e.tuning_ms) + "; Autotuner::set_verbose(false) or CELLINT_AUTO_QUIET=1 silences this");

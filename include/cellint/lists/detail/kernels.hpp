@@ -368,6 +368,35 @@ struct ListScatter {
   }
 };
 
+/// Rebuild step 3b (ListOptions::stable): the list positions of each cell in slot order, where step 1's atomics left
+/// them in the order the threads happened to run; one thread per cell (a list cell holds a few dozen particles).
+template <class Real, int Dim>
+struct ListSortCells {
+  ListShape<Real, Dim> s;  ///< the list
+  template <class A>
+  CELLINT_HD void operator()(A&, Index c) const {
+    if (!s.ctrl[ListWord::active]) return;
+    const Index lo = static_cast<Index>(s.start[c]), hi = static_cast<Index>(s.start[c + 1]);
+    bool sorted = true;
+    for (Index u = lo + 1; u < hi && sorted; ++u) sorted = s.ids[u - 1] < s.ids[u];
+    if (sorted) return;
+    for (Index u = lo + 1; u < hi; ++u) {  // insertion sort of the slots
+      const Index i = s.ids[u];
+      Index v = u;
+      for (; v > lo && s.ids[v - 1] > i; --v) s.ids[v] = s.ids[v - 1];
+      s.ids[v] = i;
+    }
+    for (Index u = lo; u < hi; ++u) {  // what step 3 wrote, again for the new order
+      const Index i = s.ids[u];
+      Vec<Real, Dim> x;
+      Index cell;
+      s.cell_of_position(s.position(i), cell, &x);
+      s.packed[u] = Packed<Real>::template make<Dim>(x, i);
+      for (int d = 0; d < Dim; ++d) s.ref[d][u] = x[d];
+    }
+  }
+};
+
 /// Rebuild step 4: row t = the list positions within cutoff + skin of list position t (up to `capacity` stored, the
 /// length counted in full). Neighbouring threads are neighbouring particles of one cell: they walk the same cells.
 template <class Real, int Dim>
@@ -492,7 +521,7 @@ CELLINT_HD CELLINT_INLINE void pair_term(const F& f, const GridView<Real, Dim>& 
   if constexpr (T::position_only)
     f(acc, pt, pt, dr, r2);
   else
-    f(acc, pt, T::load(f, v, j), dr, r2);
+    f(acc, pt, T::load_source(f, v, j), dr, r2);
 }
 
 /// Adds into `acc` the full-list pairs of the target at list position t (position xt, payload pt) from the row entries

@@ -176,7 +176,7 @@ struct PencilCopy {
     }
     out.x[0] = v.pos[0][g] + sx;
     for (int d = 1; d < Dim; ++d) out.x[d] = v.pos[d][g] + shift[d];
-    if constexpr (!T::position_only) out.p = T::load(f, v, g);
+    if constexpr (!T::position_only) out.p = T::load_source(f, v, g);
     at = i;
   }
 };

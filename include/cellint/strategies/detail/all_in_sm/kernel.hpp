@@ -461,6 +461,7 @@ struct StrategyImpl<AllInSM> {
     static_assert(alignof(typename FunctorTraits<F, R, D>::Payload) <= 16,
                   "cellint: all-in-sm stages the payload in shared memory, which is 16-byte aligned");
     if (!B::is_gpu_like) return refuse(Plan{}, "all-in-sm needs a GPU-like backend (Emulated, Cuda or Hip)");
+    if constexpr (loads_sources_apart<F, R, D>) return refuse(Plan{}, "all-in-sm reads each particle once for both sides: it cannot run a functor with load_source() (x-pencil, par-cell or par-part-noloop can)");
     if (!c.views.same)
       return refuse(Plan{}, "all-in-sm stages targets and sources as one box: it runs one set only "
                             "(two sets: par-cell, par-cell-sm or par-part-noloop)");

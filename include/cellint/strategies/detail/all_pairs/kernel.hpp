@@ -86,7 +86,7 @@ struct AllPairsInteract {
       if (j < sv.n) {
         Record r;
         for (int d = 0; d < Dim; ++d) r.x[d] = sv.pos[d][j];
-        if constexpr (!T::position_only) r.p = T::load(f, sv, j);
+        if constexpr (!T::position_only) r.p = T::load_source(f, sv, j);
         tile[me] = r;
       }
       b.sync();

@@ -112,7 +112,7 @@ struct ParCellSMInteract {
             const Index m = s_end - s0 < chunk ? s_end - s0 : chunk;
             for (Index k = tid; k < m; k += threads) {
               for (int d = 0; d < Dim; ++d) staged.x[d][k] = sv.pos[d][s0 + k] + shift[d];
-              if constexpr (!T::position_only) sp[k] = T::load(f, sv, s0 + k);
+              if constexpr (!T::position_only) sp[k] = T::load_source(f, sv, s0 + k);
             }
             b.sync();
             if (compute) accumulate_except<T>(f, staged, Index(0), m, skip - s0, xt, pt, rc2, acc);

@@ -106,7 +106,10 @@ struct XPencilInteract {
             self = s.left_count + (t - s.mid_begin);
             const Rec r = buf[self];
             for (int d = 0; d < Dim; ++d) xt[d] = r.x[d];
-            if constexpr (!T::position_only) pt = r.p;
+            if constexpr (loads_sources_apart<F, Real, Dim>)
+              pt = T::load(f, tv, t);  // the staged record is the source's (load_source)
+            else if constexpr (!T::position_only)
+              pt = r.p;
             lx = staged_cell(starts, len, self);
           }
           pending = true;

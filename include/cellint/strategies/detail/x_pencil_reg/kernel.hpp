@@ -189,6 +189,7 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
   XPencilRegPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil-reg", t, p, false)).ok) return plan;
+  if constexpr (loads_sources_apart<F, R, D>) return refuse(plan, "x-pencil-reg reads each particle once for both sides: it cannot run a functor with load_source() (x-pencil, par-cell or par-part-noloop can)");
   if (!c.views.same)
     return refuse(plan, "x-pencil-reg stages its targets from registers as sources: it runs one set only "
                         "(two sets: x-pencil, par-cell or par-part-noloop)");

@@ -136,6 +136,7 @@ PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& 
   PencilPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil-tile", t, p)).ok) return plan;
+  if constexpr (loads_sources_apart<F, R, D>) return refuse(plan, "x-pencil-tile reads each particle once for both sides: it cannot run a functor with load_source() (x-pencil, par-cell or par-part-noloop can)");
   if (!c.views.same)
     return refuse(plan, "x-pencil-tile reads its targets from the staged own row: it runs one set only "
                         "(two sets: x-pencil, par-cell or par-part-noloop)");
