@@ -213,7 +213,7 @@ void check_reproducible(bool periodic, bool two) {
       CellGrid<B, Real, Dim> tg(box, Real(1), stable), sg(box, Real(1), stable);
       tg.build(tp);
       sg.build(sp);
-      for (StrategyKind o : Autotuner::reproducible_order<B>())
+      for (StrategyKind o : Autotuner::reproducible_order<B>(double(tg.size()) / tg.cell_count()))
         if (supports(o, tg, two ? sg : tg, f).ok) {
           CHECK(a == o);
           break;

@@ -101,7 +101,9 @@ struct CallStats {
   /// Bytes the call needs at the least: each target's position, payload and result and each source's position and
   /// payload once, and both grids' cell offsets. Over `ms`, an effective bandwidth.
   std::uint64_t min_bytes = 0;
-  double ms = 0;  ///< the call's time (GPU events; the host clock on CPU backends), Auto's tuning included
+  /// The call's time (GPU events; the host clock on CPU backends). When Auto tuned in the call (Report::tuning_ms), the
+  /// call is made once more, from Auto's decision, and that is the time.
+  double ms = 0;
   /// Fraction of the candidates inside the cutoff.
   double hit_rate() const { return pairs_examined ? double(pairs_within) / double(pairs_examined) : 0.0; }
   /// min_bytes over the call's time, GB/s.

@@ -2,6 +2,7 @@
 // CellLoop and CellLoopHalf: the CPU cell loops (see strategies/cell_loop.hpp).
 
 #include <algorithm>
+#include <vector>
 
 #include "cellint/backend/host.hpp"
 #include "cellint/strategies/detail/neighbors.hpp"
@@ -28,8 +29,17 @@ struct StrategyImpl<CellLoop> {
       // chunks per thread and at most 64 cells per chunk
       const int threads = host_threads_for(v.n, CellLoop::particles_per_thread);
       const Index cells = v.geo.cell_count();
-      const Index grain = std::max<Index>(1, std::min<Index>(64, cells / (8 * threads)));
-      host_loop(cells, grain, threads, [&](Index cell) {
+      // Few targets per cell (probes in a cloud, a few tracers): the cells that hold targets are handed out, not runs of
+      // up to 64 consecutive cells, which would give all the targets of a row to one thread (the scan costs little
+      // next to the pairs of fewer than 8 targets per cell).
+      std::vector<Index> busy;
+      if (threads > 1 && v.n < 8 * static_cast<long long>(cells))
+        for (Index cell = 0; cell < cells; ++cell)
+          if (v.cell_start[cell + 1] > v.cell_start[cell]) busy.push_back(cell);
+      const Index items = busy.empty() ? cells : static_cast<Index>(busy.size());
+      const Index grain = std::max<Index>(1, std::min<Index>(64, items / (8 * threads)));
+      host_loop(items, grain, threads, [&](Index item) {
+        const Index cell = busy.empty() ? item : busy[static_cast<std::size_t>(item)];
         Index coords[D];
         v.geo.coords(cell, coords);
         for (Index t = v.cell_start[cell]; t < v.cell_start[cell + 1]; ++t) {
