@@ -648,11 +648,11 @@ def fig_architecture():
     CALL = "#1f5fa0"
 
     # front door, Auto, run.hpp
-    box(ax, 2.6, 12.9, 11.3, 0.75, "interact.hpp, the front door\ninteract(grid, f, out)   |   "
-        "interact<Auto>(grid, f, out)", TARGET, fs=8.5, weight="bold")
+    box(ax, 1.6, 12.9, 13.3, 0.75, "interact.hpp, the front door\ninteract(grid, f, out)   |   "
+        "interact(targets, sources, f, out)   |   interact_with(kind, ...)", TARGET, fs=8.5, weight="bold")
     box(ax, 3.7, 11.75, 9.1, 0.6, "tune/ Autotuner (Auto): times auto_candidates(), caches the winner",
         NEIGH, fs=8)
-    box(ax, 1.0, 10.2, 14.5, 0.95, "strategies/run.hpp: interact_with(kind), detail::interact_sets(targets, "
+    box(ax, 1.0, 10.2, 14.5, 0.95, "strategies/run.hpp: detail::run_kind(kind, call), make_call(targets, "
         "sources)\nthe only place a strategy's \"no\" becomes an Unsupported exception", REG, fs=8.5,
         color="white")
     arrow(ax, (8.25, 12.85), (8.25, 12.4))
@@ -768,7 +768,7 @@ def fig_architecture():
             "Two views over one cell geometry:\nPairViews {targets, sources, same}.\n\n"
             "A target skips a source only when\nsame set and same slot\n(PairViews::excluded).\n\n"
             "interact(grid, f, out): one set,\nsame = true: skips only itself.\n\n"
-            "interact_sets(T, S): two sets,\nsame = false: skips nothing.",
+            "interact(T, S, f, out): two sets,\nsame = false: skips nothing.",
             fontsize=8.5, va="top", linespacing=1.45)
     save(fig, "architecture.png")
 
