@@ -82,7 +82,10 @@ CELLINT_HD inline T kernel_shape(KernelKind k, T q) {
 template <class Real, int Dim, class Acc = Real>
 struct ProbeDensity {
   struct Payload {
-    Real v;  ///< a probe: 1 / h_p; a particle: m_j
+    Real inv_h;  ///< a probe's 1 / h_p
+  };
+  struct SourcePayload {
+    Real m;  ///< a particle's mass
   };
   using Accum = Acc;  ///< rho at the probe
   KernelKind kind;
@@ -95,18 +98,18 @@ struct ProbeDensity {
     return {v.attribute(inv_h)[i]};
   }
   template <class View>
-  CELLINT_HD Payload load_source(const View& v, Index j) const {
+  CELLINT_HD SourcePayload load_source(const View& v, Index j) const {
     return {v.attribute(mass)[j]};
   }
   // Called for every particle closer than the cutoff; a probe whose h_p is below it skips those beyond h_p.
-  CELLINT_HD void operator()(Acc& rho, const Payload& probe, const Payload& particle, const Vec<Real, Dim>&,
+  CELLINT_HD void operator()(Acc& rho, const Payload& probe, const SourcePayload& particle, const Vec<Real, Dim>&,
                              Real r2) const {
-    const Real ih = probe.v;
+    const Real ih = probe.inv_h;
     const Real q = std::sqrt(r2) * ih;
     if (q >= Real(1)) return;
     Real norm = sigma * ih;
     for (int d = 1; d < Dim; ++d) norm *= ih;
-    rho += static_cast<Acc>(particle.v * norm * kernel_shape(kind, q));
+    rho += static_cast<Acc>(particle.m * norm * kernel_shape(kind, q));
   }
 };
 

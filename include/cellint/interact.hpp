@@ -72,11 +72,11 @@ void fill_stats(Report& rep, const Call<B, R, D>& c, double ms) {
   s.targets = static_cast<std::uint64_t>(c.views.targets.n);
   s.sources = static_cast<std::uint64_t>(c.views.sources.n);
   s.pairs_examined = examined_pairs(rep.strategy, c);
-  const std::uint64_t payload = T::position_only ? 0 : sizeof(typename T::Payload);
-  const std::uint64_t particle = D * sizeof(R) + payload;
+  const std::uint64_t target = D * sizeof(R) + (T::position_only ? 0 : sizeof(typename T::Payload));
+  const std::uint64_t source = D * sizeof(R) + (T::position_only ? 0 : sizeof(typename T::SourcePayload));
   const std::uint64_t offsets = (static_cast<std::uint64_t>(c.geometry().cell_count()) + 1) * sizeof(Index);
-  s.min_bytes = s.targets * (particle + sizeof(typename T::Accum)) + offsets;
-  if (!c.views.same) s.min_bytes += s.sources * particle + offsets;
+  s.min_bytes = s.targets * (target + sizeof(typename T::Accum)) + offsets;
+  if (!c.views.same) s.min_bytes += s.sources * source + offsets;
   if (!s.targets) return;
   Buffer<B, unsigned> counts(static_cast<std::size_t>(s.targets));
   // one strategy named at compile time: the counting functor adds one kernel, not one per strategy

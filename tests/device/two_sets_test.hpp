@@ -181,13 +181,42 @@ struct Weighted {
   }
 };
 
+/// Weighted with a payload type of its own for the sources (SourcePayload), larger than the targets' and read field by
+/// field: acc = sum w_t (2m - m) (rc^2 - r^2).
+template <class Real, int Dim>
+struct WeightedTyped {
+  struct Payload {
+    Real w;
+  };
+  struct SourcePayload {
+    Real m, two_m;
+    int tag;
+  };
+  using Accum = Real;
+  Attribute<Real> weight;  ///< of the target grid
+  Attribute<Real> mass;    ///< of the source grid
+  Real rc2;
+  template <class View>
+  CELLINT_HD Payload load(const View& v, Index i) const {
+    return {v.attribute(weight)[i]};
+  }
+  template <class View>
+  CELLINT_HD SourcePayload load_source(const View& v, Index j) const {
+    const Real m = v.attribute(mass)[j];
+    return {m, m + m, 7};
+  }
+  CELLINT_HD void operator()(Real& a, const Payload& t, const SourcePayload& s, const Vec<Real, Dim>&, Real r2) const {
+    if (s.tag == 7) a += t.w * (s.two_m - s.m) * (rc2 - r2);
+  }
+};
+
 /// The strategies that read each particle once for both sides.
 inline bool one_record(StrategyKind k) {
   return k == StrategyKind::AllInSM || k == StrategyKind::XPencilReg || k == StrategyKind::XPencilTile ||
          k == StrategyKind::CellLoopHalf;
 }
 
-template <class Real, int Dim>
+template <class Real, int Dim, template <class, int> class Functor = Weighted>
 void check_load_source(bool periodic, bool one) {
   const std::uint64_t seed = fresh_seed();
   INFO(Dim << "D, " << (periodic ? "periodic" : "open") << (one ? ", one set" : ", two sets") << ", seed " << seed);
@@ -206,7 +235,7 @@ void check_load_source(bool periodic, bool one) {
   std::vector<Real> w(static_cast<std::size_t>(nt)), m(static_cast<std::size_t>(ns));
   for (Index i = 0; i < nt; ++i) w[i] = Real(1) + Real(i % 7) / 8;
   for (Index j = 0; j < ns; ++j) m[j] = Real(2) - Real(j % 5) / 4;
-  Weighted<Real, Dim> f{tg.template attach<Real>(w), {}, Real(1)};
+  Functor<Real, Dim> f{tg.template attach<Real>(w), {}, Real(1)};
   if (!one) sg.template attach<Real>(std::vector<Real>(static_cast<std::size_t>(ns), Real(0)));  // mass: index 1
   f.mass = one ? tg.template attach<Real>(m) : sg.template attach<Real>(m);
   std::vector<double> ref(static_cast<std::size_t>(nt), 0.0), scale(ref.size(), 0.0);
@@ -246,12 +275,14 @@ void check_load_source(bool periodic, bool one) {
   CHECK(ran >= (B::is_gpu_like ? 6 : 2));
 }
 
-TEST_CASE("two sets: targets and sources read their own attributes (load and load_source)",
+TEST_CASE("two sets: targets and sources read their own attributes and payload types (load, load_source)",
           CELLINT_TEST_TAG "[two-sets]") {
   for (bool periodic : {false, true})
     for (bool one : {false, true}) {
       check_load_source<float, 3>(periodic, one);
       check_load_source<double, 2>(periodic, one);
+      check_load_source<float, 2, WeightedTyped>(periodic, one);
+      check_load_source<double, 3, WeightedTyped>(periodic, one);
     }
   // A handle of a third grid is refused, naming the handle.
   Box<float, 2> box;

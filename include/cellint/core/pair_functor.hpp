@@ -11,10 +11,11 @@
 ///                                            //   (staged in shared memory); default cellint::NoPayload
 ///   template <class View>                    // required when Payload is not NoPayload
 ///   CELLINT_HD Payload load(const View& v, Index i) const;   // read particle i (sorted slot)
+///   using SourcePayload = ...;               // optional: a source's payload type (default Payload)
 ///   template <class View>                    // optional: a source's payload, when sources read other
-///   CELLINT_HD Payload load_source(const View& v, Index j) const;  //   attributes than targets (two sets)
+///   CELLINT_HD SourcePayload load_source(const View& v, Index j) const;  // attributes than targets (two sets)
 ///   CELLINT_HD Accum init() const;           // optional: start value (default Accum{})
-///   CELLINT_HD void operator()(Accum& acc, const Payload& target, const Payload& source,
+///   CELLINT_HD void operator()(Accum& acc, const Payload& target, const SourcePayload& source,
 ///                              const Vec<Real, Dim>& dr, Real r2) const;   // required
 ///   static constexpr bool cutoff_test = true;   // optional: false = call for every candidate pair
 ///   CELLINT_HD void symmetric(Accum& ai, Accum& aj, const Payload& pi, const Payload& pj,
@@ -33,7 +34,8 @@
 ///
 /// `load_source` is for two particle sets whose attributes differ (interact(targets, sources, f, out)): targets are
 /// read with `load` from the target grid's view, sources with `load_source` from the source grid's view, and the
-/// functor's Attribute handles may belong to either grid (each read only on its own side). A functor without it reads
+/// functor's Attribute handles may belong to either grid (each read only on its own side). It returns `SourcePayload`
+/// when the functor declares one (then neither payload may be NoPayload), else `Payload`. A functor without it reads
 /// both sides with `load`. Strategies that stage one record per particle for both sides (all-in-sm, x-pencil-reg,
 /// x-pencil-tile, cell-loop-half, half lists) refuse such a functor and say so.
 
@@ -55,6 +57,11 @@ template <class F> struct has_accum<F, void_t<typename F::Accum>> : std::true_ty
 
 template <class F, class = void> struct payload_of { using type = NoPayload; };
 template <class F> struct payload_of<F, void_t<typename F::Payload>> { using type = typename F::Payload; };
+
+template <class F, class = void> struct source_payload_of { using type = typename payload_of<F>::type; };
+template <class F> struct source_payload_of<F, void_t<typename F::SourcePayload>> {
+  using type = typename F::SourcePayload;
+};
 
 template <class F, class = void> struct has_init : std::false_type {};
 template <class F> struct has_init<F, void_t<decltype(std::declval<const F&>().init())>> : std::true_type {};
@@ -81,7 +88,7 @@ template <class F, class Real, int Dim>
 struct has_pair<F, Real, Dim,
                 void_t<decltype(std::declval<const F&>()(
                     std::declval<typename F::Accum&>(), std::declval<const typename payload_of<F>::type&>(),
-                    std::declval<const typename payload_of<F>::type&>(), std::declval<const Vec<Real, Dim>&>(),
+                    std::declval<const typename source_payload_of<F>::type&>(), std::declval<const Vec<Real, Dim>&>(),
                     std::declval<Real>()))>> : std::true_type {};
 
 template <class F, class Real, int Dim, class = void> struct has_symmetric : std::false_type {};
@@ -105,12 +112,21 @@ struct FunctorTraits {
                 "cellint: the pair functor must declare `using Accum = ...;` (the per-target accumulator)");
   using Accum = typename F::Accum;                        ///< the functor's accumulator, F::Accum
   using Payload = typename detail::payload_of<F>::type;  ///< F::Payload, or NoPayload if F declares none
+  /// F::SourcePayload (what load_source() returns), or Payload if F declares none.
+  using SourcePayload = typename detail::source_payload_of<F>::type;
   static_assert(std::is_trivially_copyable<Accum>::value, "cellint: F::Accum must be trivially copyable");
   static_assert(std::is_trivially_copyable<Payload>::value, "cellint: F::Payload must be trivially copyable");
+  static_assert(std::is_trivially_copyable<SourcePayload>::value,
+                "cellint: F::SourcePayload must be trivially copyable");
+  static_assert(std::is_same<Payload, SourcePayload>::value ||
+                    (!std::is_same<Payload, NoPayload>::value && !std::is_same<SourcePayload, NoPayload>::value),
+                "cellint: a functor with its own SourcePayload needs a Payload for both sides (not NoPayload): give "
+                "the side without one a payload of one field, or drop SourcePayload");
   static_assert(detail::has_pair<F, Real, Dim>::value,
                 "cellint: the pair functor needs `void operator()(Accum&, const Payload& target, const "
-                "Payload& source, const cellint::Vec<Real, Dim>& dr, Real r2) const` for this Real and Dim");
-  /// True when the functor carries nothing but positions.
+                "SourcePayload& source, const cellint::Vec<Real, Dim>& dr, Real r2) const` for this Real and Dim "
+                "(SourcePayload is Payload unless the functor declares it)");
+  /// True when the functor carries nothing but positions (on both sides).
   static constexpr bool position_only = std::is_same<Payload, NoPayload>::value;
   /// Whether the library applies r2 < cutoff^2 before calling the functor.
   static constexpr bool cutoff_test = detail::cutoff_test_of<F>::value;
@@ -138,12 +154,14 @@ struct FunctorTraits {
   static constexpr bool split_load = !position_only && detail::has_load_source<F, View>::value;
   /// Source j's payload: F::load_source() when the functor has one, else load().
   template <class View>
-  CELLINT_HD static Payload load_source(const F& f, const View& v, Index j) {
+  CELLINT_HD static SourcePayload load_source(const F& f, const View& v, Index j) {
     if constexpr (split_load<View>) {
-      static_assert(std::is_same<decltype(f.load_source(v, j)), Payload>::value,
-                    "cellint: F::load_source() must return F::Payload, like load()");
+      static_assert(std::is_same<decltype(f.load_source(v, j)), SourcePayload>::value,
+                    "cellint: F::load_source() must return F::SourcePayload (F::Payload when it declares none)");
       return f.load_source(v, j);
     } else {
+      static_assert(std::is_same<Payload, SourcePayload>::value,
+                    "cellint: a functor that declares SourcePayload needs load_source()");
       return load(f, v, j);
     }
   }

@@ -183,6 +183,12 @@ struct BasicPlan {
 template <class S>
 struct StrategyImpl;
 
+/// Why strategy `name`, which reads each particle once for both sides of a pair, refuses a functor with load_source().
+inline std::string reads_each_particle_once(const char* name) {
+  return std::string(name) + " reads each particle once for both sides of a pair: it cannot run a functor with "
+                             "load_source() (x-pencil, par-cell-sm or par-part-noloop can)";
+}
+
 /// Plan `p` saying no for reason `why` (the early exits of plan()).
 template <class Plan>
 Plan refuse(Plan p, std::string why) {

@@ -20,7 +20,7 @@ struct GlobalSource {
   const GridView<Real, Dim>& v;  ///< the source view
   Index j;                       ///< the source's slot
   /// The source's payload, read from global memory.
-  CELLINT_HD typename T::Payload payload() const { return T::load_source(f, v, j); }
+  CELLINT_HD typename T::SourcePayload payload() const { return T::load_source(f, v, j); }
 };
 
 /// Sources read from a view in global memory with one image shift: `src[j]` is slot j.

@@ -458,10 +458,17 @@ struct StrategyImpl<AllInSM> {
   /// valid Tuning); threads capped by the kernel's registers.
   template <class B, class R, int D, class F>
   static Plan plan(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+    if constexpr (loads_sources_apart<F, R, D>)  // (its kernel is then not instantiated)
+      return refuse(Plan{}, reads_each_particle_once("all-in-sm"));
+    else
+      return plan_once(c, f, t);
+  }
+  /// plan() for a functor that reads both sides with load().
+  template <class B, class R, int D, class F>
+  static Plan plan_once(const Call<B, R, D>& c, const F& f, const Tuning& t) {
     static_assert(alignof(typename FunctorTraits<F, R, D>::Payload) <= 16,
                   "cellint: all-in-sm stages the payload in shared memory, which is 16-byte aligned");
     if (!B::is_gpu_like) return refuse(Plan{}, "all-in-sm needs a GPU-like backend (Emulated, Cuda or Hip)");
-    if constexpr (loads_sources_apart<F, R, D>) return refuse(Plan{}, "all-in-sm reads each particle once for both sides: it cannot run a functor with load_source() (x-pencil, par-cell or par-part-noloop can)");
     if (!c.views.same)
       return refuse(Plan{}, "all-in-sm stages targets and sources as one box: it runs one set only "
                             "(two sets: par-cell, par-cell-sm or par-part-noloop)");
@@ -479,7 +486,8 @@ struct StrategyImpl<AllInSM> {
 
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
-    if constexpr (B::is_gpu_like) B::launch(p.shape, AllInSMInteract<F, R, D>{c.views, f, out, p.layout}, c.stream);
+    if constexpr (B::is_gpu_like && !loads_sources_apart<F, R, D>)
+      B::launch(p.shape, AllInSMInteract<F, R, D>{c.views, f, out, p.layout}, c.stream);
   }
 };
 

@@ -39,8 +39,8 @@ template <class F, class Real, int Dim, bool Periodic, int K>
 struct AllPairsInteract {
   using T = FunctorTraits<F, Real, Dim>;
   using Payload = typename T::Payload;
-  using Record = AllPairsRecord<Real, Dim, Payload, T::position_only>;
-  using Source = AllPairsSource<Real, Dim, Payload>;
+  using Record = AllPairsRecord<Real, Dim, typename T::SourcePayload, T::position_only>;  ///< a staged source
+  using Source = AllPairsSource<Real, Dim, typename T::SourcePayload>;
   PairViews<Real, Dim> v;  ///< targets and sources
   F f;                     ///< the pair functor
   typename T::Accum* out;  ///< one accumulator per target slot

@@ -62,8 +62,7 @@ struct StrategyImpl<CellLoopHalf> {
     if (B::device_memory)
       p.support = Support::no("cell-loop-half runs on host memory (Host or Emulated backend)");
     else if (loads_sources_apart<F, R, D>)
-      p.support = Support::no("cell-loop-half reads each particle once for both sides: it cannot run a functor with "
-                              "load_source() (cell-loop can)");
+      p.support = Support::no(reads_each_particle_once("cell-loop-half") + "; cell-loop can");
     else if (!FunctorTraits<F, R, D>::symmetric)
       p.support = Support::no("cell-loop-half needs the functor's symmetric() (Newton's third law) form");
     else if (!c.views.same)

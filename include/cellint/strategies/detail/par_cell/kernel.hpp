@@ -63,9 +63,9 @@ struct ParCellInteract {
 template <class F, class Real, int Dim>
 struct ParCellSMInteract {
   using T = FunctorTraits<F, Real, Dim>;
-  using Payload = typename T::Payload;
-  static_assert(alignof(Payload) <= 16, "cellint: Par-Cell-SM stages F::Payload in shared memory, which is "
-                                        "16-byte aligned; the payload needs alignof <= 16");
+  using Payload = typename T::SourcePayload;  ///< what is staged: the sources' payload
+  static_assert(alignof(Payload) <= 16, "cellint: Par-Cell-SM stages the sources' payload in shared memory, which "
+                                        "is 16-byte aligned; the payload needs alignof <= 16");
   PairViews<Real, Dim> v;       ///< targets and sources
   F f;                          ///< the pair functor
   typename T::Accum* out;       ///< one accumulator per target slot
@@ -103,7 +103,7 @@ struct ParCellSMInteract {
         const bool compute = t < end;
         const Index mine = compute ? t : begin;  // idle threads load a valid slot they never use
         const Vec<Real, Dim> xt = tv.position(mine);
-        const Payload pt = T::load(f, tv, mine);
+        const typename T::Payload pt = T::load(f, tv, mine);
         const Index skip = v.excluded(t);
         auto acc = T::init(f);
         for_each_neighbor_range<false>(sv.geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
@@ -218,7 +218,7 @@ struct StrategyImpl<ParCellSM> : ParCellCommon<ParCellSM> {
     Plan r = common(c, t, ParCellSMInteract<F, R, D>{c.views, f, nullptr, 1});
     if (!r.support.ok) return r;
     const DeviceProperties& p = c.props;
-    const std::size_t per = D * sizeof(R) + (Tr::position_only ? 0 : sizeof(typename Tr::Payload));
+    const std::size_t per = D * sizeof(R) + (Tr::position_only ? 0 : sizeof(typename Tr::SourcePayload));
     const char* what = Tr::position_only ? " coordinates" : " coordinates + payload";
     if (t.shared_bytes > p.shared_per_block_optin)
       return refuse(r, cat("par-cell-sm: Tuning::shared_bytes = ", t.shared_bytes,

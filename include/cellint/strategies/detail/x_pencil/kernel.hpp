@@ -27,7 +27,7 @@ namespace cellint::detail {
 template <class F, class Real, int Dim, bool Same = true>
 struct XPencilInteract {
   using T = FunctorTraits<F, Real, Dim>;
-  using Rec = StagedParticle<Real, Dim, typename T::Payload>;
+  using Rec = StagedParticle<Real, Dim, typename T::SourcePayload>;  // staged sources
   PairViews<Real, Dim> views;  ///< targets and sources
   F f;                         ///< the pair functor
   typename T::Accum* out;      ///< one accumulator per target slot

@@ -182,14 +182,13 @@ struct XPencilRegPlan {
 
 /// The launch-shape rule of the file comment.
 template <class B, class R, int D, class F>
-XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+XPencilRegPlan plan_x_pencil_reg_once(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   using Kern = XPencilRegInteract<F, R, D>;
   using Rec = typename Kern::Rec;
   constexpr int K = Kern::K;
   XPencilRegPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil-reg", t, p, false)).ok) return plan;
-  if constexpr (loads_sources_apart<F, R, D>) return refuse(plan, "x-pencil-reg reads each particle once for both sides: it cannot run a functor with load_source() (x-pencil, par-cell or par-part-noloop can)");
   if (!c.views.same)
     return refuse(plan, "x-pencil-reg stages its targets from registers as sources: it runs one set only "
                         "(two sets: x-pencil, par-cell or par-part-noloop)");
@@ -241,6 +240,16 @@ XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tunin
   return plan;
 }
 
+/// The launch-shape rule of strategies/x_pencil_reg.hpp, or its refusal of a functor with load_source() (whose kernel,
+/// which stages targets from registers as sources, is then not even instantiated).
+template <class B, class R, int D, class F>
+XPencilRegPlan plan_x_pencil_reg(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+  if constexpr (loads_sources_apart<F, R, D>)
+    return refuse(XPencilRegPlan{}, reads_each_particle_once("x-pencil-reg"));
+  else
+    return plan_x_pencil_reg_once(c, f, t);
+}
+
 template <>
 struct StrategyImpl<XPencilReg> {
   using Plan = XPencilRegPlan;  ///< support, shape, layout, sub-box
@@ -252,7 +261,7 @@ struct StrategyImpl<XPencilReg> {
   }
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
-    if constexpr (B::is_gpu_like)
+    if constexpr (B::is_gpu_like && !loads_sources_apart<F, R, D>)
       B::launch(p.shape, XPencilRegInteract<F, R, D>{c.views, f, out, p.layout, {p.sub[0], p.sub[1], p.sub[2]},
                                                      {p.boxes[0], p.boxes[1], p.boxes[2]}, p.box_count}, c.stream);
   }

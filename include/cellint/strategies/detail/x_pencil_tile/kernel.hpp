@@ -129,14 +129,13 @@ struct XPencilTileInteract {
 
 /// The launch-shape rule of strategies/x_pencil_tile.hpp.
 template <class B, class R, int D, class F>
-PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+PencilPlan plan_x_pencil_tile_once(const Call<B, R, D>& c, const F& f, const Tuning& t) {
   using K = XPencilTileInteract<F, R, D>;
   using Rec = typename K::Rec;
   constexpr int rows = K::rows;
   PencilPlan plan;
   const DeviceProperties& p = c.props;
   if (!(plan.support = pencil_checks<B>("x-pencil-tile", t, p)).ok) return plan;
-  if constexpr (loads_sources_apart<F, R, D>) return refuse(plan, "x-pencil-tile reads each particle once for both sides: it cannot run a functor with load_source() (x-pencil, par-cell or par-part-noloop can)");
   if (!c.views.same)
     return refuse(plan, "x-pencil-tile reads its targets from the staged own row: it runs one set only "
                         "(two sets: x-pencil, par-cell or par-part-noloop)");
@@ -175,6 +174,16 @@ PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& 
   return plan;
 }
 
+/// The launch-shape rule of strategies/x_pencil_tile.hpp, or its refusal of a functor with load_source() (whose
+/// kernel, which stages each particle once for both sides, is then not even instantiated).
+template <class B, class R, int D, class F>
+PencilPlan plan_x_pencil_tile(const Call<B, R, D>& c, const F& f, const Tuning& t) {
+  if constexpr (loads_sources_apart<F, R, D>)
+    return refuse(PencilPlan{}, reads_each_particle_once("x-pencil-tile"));
+  else
+    return plan_x_pencil_tile_once(c, f, t);
+}
+
 template <>
 struct StrategyImpl<XPencilTile> {
   using Plan = PencilPlan;  ///< support, shape, layout, pencil length
@@ -186,7 +195,7 @@ struct StrategyImpl<XPencilTile> {
   }
   template <class B, class R, int D, class F>
   static void run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out, const Plan& p) {
-    if constexpr (B::is_gpu_like)
+    if constexpr (B::is_gpu_like && !loads_sources_apart<F, R, D>)
       B::launch(p.shape, XPencilTileInteract<F, R, D>{c.views, f, out, p.layout, p.length, p.pencils_x, p.pencils,
                                                       static_cast<Index>(B::warp_size)}, c.stream);
   }
