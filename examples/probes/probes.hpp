@@ -76,9 +76,9 @@ CELLINT_HD inline T kernel_shape(KernelKind k, T q) {
   return t2 * t2 * (T(1) + T(4) * q);
 }
 
-/// The pair functor: the density at a probe, each term in Real, summed in Acc. One Payload type serves both sides: a
-/// probe's is 1 / h_p (load(), the probe grid's attribute), a particle's its mass (load_source(), the cloud grid's
-/// attribute).
+/// The pair functor: the density at a probe, each term in Real, summed in Acc. Each side has its payload type: a
+/// probe's is 1 / h_p (Payload, from load(): the probe grid's attribute), a particle's its mass (SourcePayload, from
+/// load_source(): the cloud grid's attribute).
 template <class Real, int Dim, class Acc = Real>
 struct ProbeDensity {
   struct Payload {

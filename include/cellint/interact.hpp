@@ -4,6 +4,7 @@
 /// functor, out) for two, and interact_with(kind, ...) for a strategy chosen at run time. Per-call statistics
 /// (Tuning::statistics) and the reproducible mode (Tuning::reproducible) are handled here, around the strategy.
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -42,9 +43,13 @@ std::uint64_t examined_pairs(StrategyKind k, const Call<B, R, D>& c) {
   const std::uint64_t self = c.views.same ? nt : 0;
   if (k == StrategyKind::AllPairs || k == StrategyKind::BruteForce) return nt * ns - self;
   const Index cells = tv.geo.cell_count();
-  std::vector<Index> ts(static_cast<std::size_t>(cells) + 1), ss(ts.size());
+  std::vector<Index> ts(static_cast<std::size_t>(cells) + 1), other;
   download_offsets<B>(tv.cell_start, ts, c.stream);
-  download_offsets<B>(sv.cell_start, ss, c.stream);
+  if (!c.views.same) {
+    other.resize(ts.size());
+    download_offsets<B>(sv.cell_start, other, c.stream);
+  }
+  const std::vector<Index>& ss = c.views.same ? ts : other;
   std::uint64_t sum = 0;
   for (Index cell = 0; cell < cells; ++cell) {
     const std::uint64_t n = static_cast<std::uint64_t>(ts[cell + 1] - ts[cell]);
@@ -100,6 +105,10 @@ Report front(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B,
   else
     check_sets(targets, sources, f);
   if (t.reproducible) check_reproducible(targets, sources);
+  if constexpr (B::device_memory) {
+    // The call runs on the targets' stream: work the caller queued on another sources' stream is waited for first.
+    if (&targets != &sources && targets.stream() != sources.stream()) B::synchronize(sources.stream());
+  }
   const auto c = make_call(targets, sources, B::properties());
   auto run = [&] {
     return k == StrategyKind::Auto ? Autotuner::instance().run(targets, sources, f, out, t) : run_kind(k, c, f, out, t);
@@ -121,7 +130,8 @@ Report front(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B,
 /// examined, 4.4e+06 within the cutoff (36.6 %), 0.123 ms, 456 GB/s of its minimum bytes".
 inline std::string describe(const Report& r, const char* what = nullptr) {
   char b[320];
-  const int n = std::snprintf(b, sizeof(b), "%s", what ? what : to_string(r.strategy));
+  const int n = std::min(std::snprintf(b, sizeof(b), "%s", what ? what : to_string(r.strategy)),
+                         static_cast<int>(sizeof(b)) - 1);
   const CallStats& s = r.stats;
   if (s.collected)
     std::snprintf(b + n, sizeof(b) - static_cast<std::size_t>(n),
@@ -176,8 +186,12 @@ Report interact(const CellGrid<B, R, D>& grid, const F& f, std::vector<typename 
 /// geometry: the same box, cutoff and cell size (an InvalidArgument says so otherwise); their particle counts,
 /// attributes and payloads differ as they like: the functor reads targets with load() and sources with load_source()
 /// when it has one (see core/pair_functor.hpp), and its Attribute handles may belong to either grid. Auto chooses per
-/// (targets, sources) shape among the strategies that run two sets.
+/// (targets, sources) shape among the strategies that run two sets. The call runs on the targets' stream (work queued
+/// on another sources' stream is waited for first).
 /// @throws Unsupported if an explicitly named strategy cannot run two sets (the reason names those that can)
+/// @throws InvalidArgument for grids over another geometry, a grid not built, an Attribute handle of neither grid (or,
+///         without load_source(), one the other grid does not mirror), and with Tuning::reproducible a grid built
+///         without GridOptions::stable
 template <class Strategy = Auto, class B, class R, int D, class F>
 Report interact(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f,
                 typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {

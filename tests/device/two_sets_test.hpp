@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cellint/potentials/counting.hpp"
 #include "support/device_backend.hpp"
 #include "support/strategy_check.hpp"
 
@@ -298,6 +299,51 @@ TEST_CASE("two sets: targets and sources read their own attributes and payload t
   f.mass = b.attach<float>(std::vector<float>(static_cast<std::size_t>(b.size()), 2.0f));
   CHECK_NOTHROW(interact_with(k, a, b, f, out.data()));
   B::synchronize();
+}
+
+/// Reads one attribute on both sides with load() (no load_source()): acc = sum m_t m_s.
+template <class Real, int Dim>
+struct BothSides {
+  struct Payload {
+    Real m;
+  };
+  using Accum = Real;
+  Attribute<Real> mass;
+  template <class View>
+  CELLINT_HD Payload load(const View& v, Index i) const {
+    return {v.attribute(mass)[i]};
+  }
+  CELLINT_HD void operator()(Real& a, const Payload& t, const Payload& s, const Vec<Real, Dim>&, Real) const {
+    a += t.m * s.m;
+  }
+};
+
+TEST_CASE("two sets: a functor without load_source() needs the same attributes on both grids",
+          CELLINT_TEST_TAG "[two-sets]") {
+  Box<float, 2> box;
+  box.lengths[0] = box.lengths[1] = 4;
+  CellGrid<B, float, 2> a(box, 1.0f), b(box, 1.0f), c(box, 1.0f), d(box, 1.0f);
+  for (auto* g : {&a, &b, &c, &d}) g->build(make_positions(g->geometry(), 2, Distribution::Uniform, 9));
+  const auto ones = [](const CellGrid<B, float, 2>& g, float v) {
+    return std::vector<float>(static_cast<std::size_t>(g.size()), v);
+  };
+  const BothSides<float, 2> f{a.attach<float>(ones(a, 2.0f))};
+  Buffer<B, float> out(static_cast<std::size_t>(a.size()));
+  const StrategyKind k = B::is_gpu_like ? StrategyKind::ParPartNoLoop : StrategyKind::CellLoop;
+  // b holds no attribute; c holds an int at index 0: both refused, naming load_source()
+  c.attach<int>(std::vector<int>(static_cast<std::size_t>(c.size()), 1));
+  CHECK_THROWS_WITH(interact_with(k, a, b, f, out.data()), Catch::Contains("load_source"));
+  CHECK_THROWS_WITH(interact_with(k, a, c, f, out.data()), Catch::Contains("load_source"));
+  // d attaches a float at index 0: both sides read their own masses
+  d.attach<float>(ones(d, 3.0f));
+  interact_with(k, a, d, f, out.data());
+  B::synchronize();
+  Buffer<B, unsigned> n(static_cast<std::size_t>(a.size()));
+  interact_with(k, a, d, NeighborCount<float, 2>{}, n.data());
+  B::synchronize();
+  const auto got = a.to_user_order(out.data());
+  const auto count = a.to_user_order(n.data());
+  for (std::size_t t = 0; t < got.size(); ++t) CHECK(got[t] == 6.0f * static_cast<float>(count[t]));
 }
 
 TEST_CASE("two sets: grids over another geometry are refused", CELLINT_TEST_TAG "[two-sets]") {

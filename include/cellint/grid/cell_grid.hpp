@@ -230,10 +230,11 @@ class CellGrid {
   }
   /// Checks every Attribute handle held inside `f` (found by the handles' signature) against this grid, or, for a
   /// handle attached to `sources` (the other grid of a two-set call), against that one; interact() calls it before
-  /// running any kernel.
+  /// running any kernel. With `both_sides` (a two-set functor without load_source(), whose load() reads both grids),
+  /// the other grid must hold an attribute of the same type at each handle's index too.
   /// @throws InvalidArgument naming the handle's problem
   template <class F>
-  void check_functor_attributes(const F& f, const CellGrid* sources = nullptr) const {
+  void check_functor_attributes(const F& f, const CellGrid* sources = nullptr, bool both_sides = false) const {
     static_assert(std::is_trivially_copyable<F>::value, "cellint: the pair functor must be trivially copyable");
     constexpr std::size_t hs = sizeof(Attribute<int>);
     if constexpr (sizeof(F) >= hs) {
@@ -246,6 +247,16 @@ class CellGrid {
         std::memcpy(&index, &w[2], sizeof(index));
         const CellGrid& owner = sources && w[3] == sources->serial_ ? *sources : *this;
         owner.check_handle(index, w[3], w[4], w[5], "interact", off);
+        if (sources && both_sides) {
+          const CellGrid& other = &owner == this ? *sources : *this;
+          const bool mirrored = index < static_cast<std::int32_t>(other.attrs_.size()) &&
+                                other.attrs_[static_cast<std::size_t>(index)].type == w[5];
+          CELLINT_EXPECTS(mirrored, "cellint::interact: the functor's Attribute handle at byte ", off, " (attribute ",
+                          index, " of the ", &owner == this ? "target" : "source", " grid) is read on both sides, "
+                          "since the functor has no load_source(), but the ", &owner == this ? "source" : "target",
+                          " grid holds no attribute ", index, " of that type: attach the same attributes in the same "
+                          "order to both grids, or give the functor load_source() for the sources");
+        }
       }
     }
   }

@@ -18,12 +18,13 @@ void check_call(const CellGrid<B, R, D>& grid, const F& f, const char* who) {
   grid.check_functor_attributes(f);
 }
 
-/// What a two-set call checks first: both grids built, and each Attribute handle of the functor attached to one of them.
+/// What a two-set call checks first: both grids built, and each Attribute handle of the functor attached to one of
+/// them (and, for a functor that reads both sides with load(), mirrored by an attribute of that type in the other).
 template <class B, class R, int D, class F>
 void check_sets(const CellGrid<B, R, D>& targets, const CellGrid<B, R, D>& sources, const F& f) {
   CELLINT_EXPECTS(targets.built(), "cellint::interact: the target grid holds no binned particles; call build() first");
   CELLINT_EXPECTS(sources.built(), "cellint::interact: the source grid holds no binned particles; call build() first");
-  targets.check_functor_attributes(f, &sources);
+  targets.check_functor_attributes(f, &sources, !loads_sources_apart<F, R, D>);
 }
 
 /// The plan strategy S makes for `grid` with itself on a device of properties `p`.

@@ -93,9 +93,9 @@ struct CallStats {
   /// Candidate pairs the strategy tests against the cutoff: the sources of each target's 3^Dim neighbour cells (every
   /// source for all-pairs and brute-force; each pair once for the half-shell cell loop), the target itself excluded.
   std::uint64_t pairs_examined = 0;
-  /// Of those, the pairs closer than the cutoff, counted exactly by a second pass: (target, source) pairs, the pair terms
-  /// the results hold; for a strategy that evaluates each pair once (`each_pair_once`), pairs, each of which gives two
-  /// terms.
+  /// Of those, the pairs closer than the cutoff, counted exactly by a second pass: (target, source) pairs (the pair
+  /// terms the results hold, for a functor with the cutoff test); for a strategy that evaluates each pair once
+  /// (`each_pair_once`), pairs, each of which gives two terms.
   std::uint64_t pairs_within = 0;
   bool each_pair_once = false;  ///< a half-shell strategy or a half list: the counts above are of unordered pairs
   /// Bytes the call needs at the least: each target's position, payload and result and each source's position and
@@ -186,7 +186,7 @@ struct StrategyImpl;
 /// Why strategy `name`, which reads each particle once for both sides of a pair, refuses a functor with load_source().
 inline std::string reads_each_particle_once(const char* name) {
   return std::string(name) + " reads each particle once for both sides of a pair: it cannot run a functor with "
-                             "load_source() (x-pencil, par-cell-sm or par-part-noloop can)";
+                             "load_source() (on GPUs x-pencil, par-cell-sm or par-part-noloop can, on the CPU cell-loop)";
 }
 
 /// Plan `p` saying no for reason `why` (the early exits of plan()).
