@@ -87,12 +87,7 @@ void fill_stats(Report& rep, const Call<B, R, D>& c, double ms) {
   // one strategy named at compile time: the counting functor adds one kernel, not one per strategy
   using Counter = std::conditional_t<B::is_gpu_like, ParPartLoop, CellLoop>;
   run_strategy<Counter>(c, NeighborCount<R, D>{}, counts.data(), Tuning{});
-  const std::vector<unsigned> h = counts.to_host(c.stream);
-  for (unsigned n : h) s.pairs_within += n;
-  if (rep.strategy == StrategyKind::CellLoopHalf) {  // each pair once: the (target, source) count holds it twice
-    s.each_pair_once = true;
-    s.pairs_within /= 2;
-  }
+  set_pairs_within(s, counts.to_host(c.stream), rep.strategy == StrategyKind::CellLoopHalf);
 }
 
 /// The front door of every call: checks, then strategy `k` (Auto: the autotuner) for the targets of `targets` against
@@ -109,11 +104,12 @@ Report front(StrategyKind k, const CellGrid<B, R, D>& targets, const CellGrid<B,
     // The call runs on the targets' stream: work the caller queued on another sources' stream is waited for first.
     if (&targets != &sources && targets.stream() != sources.stream()) B::synchronize(sources.stream());
   }
-  const auto c = make_call(targets, sources, B::properties());
-  auto run = [&] {
-    return k == StrategyKind::Auto ? Autotuner::instance().run(targets, sources, f, out, t) : run_kind(k, c, f, out, t);
+  auto run = [&] {  // (Auto makes its own call object from its cached decision)
+    return k == StrategyKind::Auto ? Autotuner::instance().run(targets, sources, f, out, t)
+                                   : run_kind(k, make_call(targets, sources, B::properties()), f, out, t);
   };
   if (!t.statistics) return run();
+  const auto c = make_call(targets, sources, B::properties());
   Report rep;  // (events are created only here: nothing of this runs without statistics)
   double ms = call_ms<B>(c.stream, [&] { rep = run(); });
   if (rep.tuning_ms > 0) {  // Auto tuned in this call: the call alone, once more (now from Auto's cache)

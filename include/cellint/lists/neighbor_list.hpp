@@ -535,11 +535,7 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
   s.min_bytes = s.targets * (D * sizeof(R) + payload + sizeof(typename T::Accum)) + s.pairs_examined * sizeof(Index);
   Buffer<B, unsigned> counts(static_cast<std::size_t>(grid.size()));
   detail::interact_list(list, grid, NeighborCount<R, D>{}, counts.data());
-  for (unsigned n : counts.to_host(grid.stream())) s.pairs_within += n;
-  if (list.half()) {  // each pair once: both of its terms were counted
-    s.each_pair_once = true;
-    s.pairs_within /= 2;
-  }
+  detail::set_pairs_within(s, counts.to_host(grid.stream()), list.half());
   return rep;
 }
 

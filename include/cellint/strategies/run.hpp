@@ -73,6 +73,13 @@ bool try_run(const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>
   return true;
 }
 
+/// try_run() for strategy `k` chosen at run time (not Auto).
+template <class B, class R, int D, class F>
+bool try_run_kind(StrategyKind k, const Call<B, R, D>& c, const F& f, typename FunctorTraits<F, R, D>::Accum* out,
+                  const Tuning& t, Report& rep) {
+  return dispatch(k, [&](auto tag) { return try_run<decltype(tag)>(c, f, out, t, rep); });
+}
+
 /// try_run(), the front door of every named strategy: a "no" becomes Unsupported here.
 /// @throws Unsupported with the strategy's reason when it cannot run
 template <class S, class B, class R, int D, class F>

@@ -3,7 +3,6 @@
 /// What every strategy shares: the run-time StrategyKind, the tag base, tuning knobs, the supports() answer, the Report
 /// of a call and the Call a strategy sees.
 
-#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -150,22 +149,25 @@ Call<typename Grid::backend_type, typename Grid::real_type, Grid::dim> make_call
   return c;
 }
 
-/// Runs `fn` (which enqueues work on stream `s`) and returns its time in milliseconds: between two events on backends
-/// with device memory, by the host clock on the CPU backends (whose calls return when done). Synchronises `s`.
+/// Runs `fn` (which enqueues work on stream `s`) and returns its time in milliseconds by the backend's Timer: two
+/// events on GPUs (elapsed_ms() waits for the second), the host clock on the CPU backends (whose calls return when
+/// done).
 template <class B, class Fn>
 double call_ms(typename B::Stream s, Fn&& fn) {
-  if constexpr (B::device_memory) {
-    typename B::Timer timer(s);
-    timer.start();
-    fn();
-    timer.stop();
-    return static_cast<double>(timer.elapsed_ms());
-  } else {
-    const auto h0 = std::chrono::steady_clock::now();
-    fn();
-    B::synchronize(s);
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - h0).count();
-  }
+  typename B::Timer timer(s);
+  timer.start();
+  fn();
+  timer.stop();
+  return static_cast<double>(timer.elapsed_ms());
+}
+
+/// Sets s.pairs_within from the per-target neighbour counts of a counting pass; `each_pair_once` (a half-shell strategy
+/// or a half list, which count both terms of a pair they evaluate once) halves it and says so.
+inline void set_pairs_within(CallStats& s, const std::vector<unsigned>& counts, bool each_pair_once) {
+  s.pairs_within = 0;
+  for (unsigned n : counts) s.pairs_within += n;
+  s.each_pair_once = each_pair_once;
+  if (each_pair_once) s.pairs_within /= 2;
 }
 
 /// The plan of a strategy that decides nothing but whether it can run and its launch shape.

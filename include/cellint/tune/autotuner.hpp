@@ -252,7 +252,7 @@ class Autotuner {
     return run(g, g, f, out, user);
   }
   /// The same for the targets of one grid against the sources of another (one set when they are the same object). With
-  /// Tuning::reproducible, the choice of reproducible_choice(), untimed and not cached.
+  /// Tuning::reproducible, the first of reproducible_order() that can run, untimed and not cached.
   /// @throws Unsupported when no strategy can run the grids
   template <class B, class R, int D, class F>
   Report run(const CellGrid<B, R, D>& g, const CellGrid<B, R, D>& src, const F& f, typename F::Accum* out,
@@ -262,8 +262,7 @@ class Autotuner {
       const auto c = detail::make_call(g, src, p);
       Report rep;
       for (StrategyKind k : reproducible_order<B>(c.mean_targets_per_cell()))
-        if (detail::dispatch(k, [&](auto tag) { return detail::try_run<decltype(tag)>(c, f, out, user, rep); }))
-          return rep;
+        if (detail::try_run_kind(k, c, f, out, user, rep)) return rep;
       throw Unsupported("cellint: Auto (reproducible) found no strategy that can run these grids on this backend");
     }
     // The fast path of every call after the first: the decision found by the same fields as the text key, without
@@ -412,8 +411,7 @@ class Autotuner {
   template <class B, class R, int D, class F>
   static bool run_if_supported(const Decision& d, const CellGrid<B, R, D>& g, const CellGrid<B, R, D>& s, const F& f,
                                typename F::Accum* out, const DeviceProperties& p, Report& rep) {
-    const auto c = detail::make_call(g, s, p);
-    return detail::dispatch(d.strategy, [&](auto tag) { return detail::try_run<decltype(tag)>(c, f, out, d.tuning, rep); });
+    return detail::try_run_kind(d.strategy, detail::make_call(g, s, p), f, out, d.tuning, rep);
   }
   /// Whether a table entry is a decision Auto could make for these grids: one of the backend's strategies, and it
   /// supports them.
@@ -529,7 +527,7 @@ class Autotuner {
   /// Chooses the strategy for this call (see the file comment); `out` holds the winner's result.
   /// @throws Unsupported when no candidate can run
   template <class B, class R, int D, class F>
-  Tuned tune(const detail::Call<B, R, D>& g, const F& f, typename F::Accum* out, const Tuning& user,
+  Tuned tune(const detail::Call<B, R, D>& call, const F& f, typename F::Accum* out, const Tuning& user,
              const std::string& key) {
     const auto t0 = std::chrono::steady_clock::now();
     auto elapsed_ms = [&] {
@@ -539,7 +537,7 @@ class Autotuner {
     Progress progress(set, key);
     std::vector<std::pair<StrategyKind, Tuning>> cands;
     for (const auto& c : auto_candidates<B>(user))
-      if (auto_eligible(c.first, g.views.targets, g.views.sources) && detail::plan_support(c.first, g, f, c.second).ok)
+      if (auto_eligible(c.first, call.views.targets, call.views.sources) && detail::plan_support(c.first, call, f, c.second).ok)
         cands.push_back(c);
     if (cands.empty()) throw Unsupported("cellint: Auto found no strategy that can run this grid on this backend");
 
@@ -551,8 +549,8 @@ class Autotuner {
       e.strategy = cands[0].first;
       e.tuning = cands[0].second;
       e.untimed = e.candidates;
-      res.shape = detail::run_kind(e.strategy, g, f, out, e.tuning).shape;
-      B::synchronize(g.stream);
+      res.shape = detail::run_kind(e.strategy, call, f, out, e.tuning).shape;
+      B::synchronize(call.stream);
       e.tuning_ms = static_cast<float>(elapsed_ms());
       progress.line(describe(e.strategy, e.tuning) +
                     (cands.size() == 1 ? " is the only candidate" : " is the first candidate (time budget 0)") +
@@ -561,7 +559,7 @@ class Autotuner {
       return res;
     }
 
-    const std::size_t n = static_cast<std::size_t>(g.targets());
+    const std::size_t n = static_cast<std::size_t>(call.targets());
     std::vector<typename F::Accum> kept;  // the best candidate's result, while others run (CPU backends)
     bool kept_valid = false;
     bool best_in_out = false;  // `out` holds the best candidate's result
@@ -576,7 +574,7 @@ class Autotuner {
         kept_valid = true;
       }
       const auto& c = cands[i];
-      const Sample s = time_candidate(c.first, c.second, g, f, out, set.reps,
+      const Sample s = time_candidate(c.first, c.second, call, f, out, set.reps,
                                       best >= 0 ? margin * best_ms : std::numeric_limits<float>::infinity(), warm);
       if (entry_of[i] < 0) {
         entry_of[i] = static_cast<int>(e.timings.size());
@@ -631,9 +629,9 @@ class Autotuner {
       if (kept_valid)
         std::copy(kept.begin(), kept.end(), out);
       else
-        res.shape = detail::run_kind(e.strategy, g, f, out, e.tuning).shape;
+        res.shape = detail::run_kind(e.strategy, call, f, out, e.tuning).shape;
     }
-    B::synchronize(g.stream);
+    B::synchronize(call.stream);
     e.tuning_ms = static_cast<float>(elapsed_ms());
     progress.line("chose " + describe(e.strategy, e.tuning) + " (" + format_ms(best_ms) + " a call) after " +
                   format_ms(e.tuning_ms) + "; Autotuner::set_verbose(false) or CELLINT_AUTO_QUIET=1 silences this");
