@@ -1,0 +1,163 @@
+#pragma once
+// The definitions of the calls declared in grid.hpp: each runs one built-in functor through
+// cellint::interact_with() and writes its results in the user's order.
+
+#include "cpu_pairs.hpp"
+#include "grid.hpp"
+
+namespace cellint::py {
+
+/// Runs `f` with the request's strategy and options into a sorted Buffer, then `put` writes the user-order outputs.
+template <class B, class R, int D, class F, class Put>
+CallReport run_functor(Grid<B, R, D>& g, const Request& r, const F& f, const Put& put) {
+  using Accum = typename FunctorTraits<F, R, D>::Accum;
+  const Index n = g.grid.size();
+  Buffer<B, Accum> out(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  Tuning t;
+  t.statistics = r.statistics;
+  t.reproducible = r.reproducible;
+  const Report rep = interact_with(strategy_named(r.strategy), g.grid, f, out.data(), t);
+  detail::parallel_for<B>(n, WriteUser<Accum, Put>{out.data(), g.grid.original_index(), put}, g.grid.stream());
+  B::synchronize(g.grid.stream());
+  return flatten(rep);
+}
+
+template <class B, class R, int D>
+CallReport call_lennard_jones(Grid<B, R, D>& g, const Request& r) {
+  const auto lj = LennardJones<R, D>::make(static_cast<R>(r.epsilon), static_cast<R>(r.sigma), g.grid.cutoff(),
+                                           r.shifted, static_cast<R>(r.softening));
+  return run_functor(g, r, lj, PutForces<R, D>{static_cast<R*>(r.force), static_cast<R*>(r.energy),
+                                               static_cast<R*>(r.virial)});
+}
+
+template <class B, class R, int D>
+CallReport call_count(Grid<B, R, D>& g, const Request& r) {
+  return run_functor(g, r, NeighborCount<R, D>{}, PutScalar<std::int32_t, R>{static_cast<std::int32_t*>(r.scalar),
+                                                                               nullptr, R(0), R(0)});
+}
+
+template <class B, class R, int D>
+CallReport call_density(Grid<B, R, D>& g, const Request& r) {
+  const auto w = SmoothingKernel<R, D>::make(r.kernel, r.h);
+  const R w0 = r.self_term ? w(R(0)) : R(0);
+  R* out = static_cast<R*>(r.scalar);
+  if (r.per_particle) {
+    CELLINT_EXPECTS(g.handles[0].has_value(), "cellint.Density(per_particle=True): attach('mass', values) first");
+    Density<R, D, true> f;
+    f.w = w;
+    f.masses = *g.handles[0];
+    return run_functor(g, r, f, PutScalar<R, R>{out, g.grid.attribute(*g.handles[0]), R(0), w0});
+  }
+  Density<R, D, false> f;
+  f.w = w;
+  f.mass = static_cast<R>(r.mass);
+  return run_functor(g, r, f, PutScalar<R, R>{out, nullptr, f.mass, w0});
+}
+
+template <class B, class R, int D>
+CallReport call_soft_sphere(Grid<B, R, D>& g, const Request& r) {
+  const PutForces<R, D> put{static_cast<R*>(r.force), static_cast<R*>(r.energy), nullptr};
+  auto set = [&](auto& f) {
+    f.epsilon = static_cast<R>(r.epsilon);
+    f.sigma = static_cast<R>(r.sigma);
+    f.alpha = static_cast<R>(r.alpha);
+  };
+  if (r.per_particle) {
+    CELLINT_EXPECTS(g.handles[1].has_value(), "cellint.SoftSphere(per_particle=True): attach('radius', values) first");
+    SoftSphere<R, D, true> f;
+    set(f);
+    f.radii = *g.handles[1];
+    return run_functor(g, r, f, put);
+  }
+  SoftSphere<R, D, false> f;
+  set(f);
+  return run_functor(g, r, f, put);
+}
+
+/// The pair search runs one thread-per-target strategy in both passes (par-part-loop on GPUs, cell-loop on the CPU):
+/// its pair term is called once for each candidate of each real target, which the writer's side effects need.
+template <class B>
+using PairStrategy = std::conditional_t<B::is_gpu_like, ParPartLoop, CellLoop>;
+
+template <class B, class R, int D>
+std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
+  const Index n = g.grid.size();
+  const auto cut = static_cast<R>(cutoff);
+  g.rule.rc2 = cut * cut;
+  g.rule.half = half;
+  if constexpr (std::is_same<B, Host>::value) {
+    g.pairs_counted = true;
+    return g.cpu_pairs.find(g.grid.view(), g.rule.rc2, half);
+  }
+  g.pair_count.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  g.pair_offset.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  PairCounter<R, D> f;
+  static_cast<PairRule<R, D>&>(f) = g.rule;
+  Buffer<B, std::uint32_t> sorted(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  interact<PairStrategy<B>>(g.grid, f, sorted.data());
+  // the counts in the user's order: row t of the output is user particle t
+  detail::parallel_for<B>(n, detail::ScatterKernel<std::uint32_t>{sorted.data(), g.grid.original_index(),
+                                                                   g.pair_count.data()}, g.grid.stream());
+  std::uint64_t bound = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(g.grid.max_per_cell());
+  for (int d = 0; d < D; ++d) bound *= 3;
+  const std::uint64_t total = exclusive_offsets<B>(g.pair_count.data(), g.pair_offset.data(), n, bound,
+                                                   g.grid.stream());
+  g.pairs_counted = true;
+  return total;
+}
+
+template <class B, class R, int D>
+void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
+  if constexpr (std::is_same<B, Host>::value) {
+    g.cpu_pairs.write(g.grid.view(), o);
+    g.pairs_counted = false;
+    return;
+  }
+  const Index n = g.grid.size();
+  PairWriter<R, D> f;
+  static_cast<PairRule<R, D>&>(f) = g.rule;
+  f.offset = g.pair_offset.data();
+  f.count = g.pair_count.data();
+  f.i = o.i;
+  f.j = o.j;
+  f.distance = static_cast<R*>(o.distance);
+  f.vector = static_cast<R*>(o.vector);
+  f.shift = o.shift;
+  f.user = static_cast<const R*>(o.positions);
+  const auto& box = g.grid.geometry().box;
+  for (int d = 0; d < D; ++d) {
+    f.length[d] = box.lengths[d];
+    f.inv_length[d] = box.periodic[d] ? R(1) / box.lengths[d] : R(0);
+  }
+  Buffer<B, std::uint32_t> written(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  interact<PairStrategy<B>>(g.grid, f, written.data());
+  // every row must be exactly as long as counted: the two passes share the rule and the strategy
+  Buffer<B, int> bad(1);
+  const int none = -1;
+  bad.upload(&none, g.grid.stream());
+  detail::parallel_for<B>(n, RowCheck{written.data(), g.pair_count.data(), g.grid.original_index(), bad.data()},
+                          g.grid.stream());
+  const int first = bad.to_host(g.grid.stream())[0];
+  if (first >= 0)
+    throw Error(detail::cat("cellint.neighbor_pairs: particle ", first, " has another number of pairs in the second "
+                            "pass than in the first; please report this"));
+  g.pairs_counted = false;
+}
+
+}  // namespace cellint::py
+
+/// Instantiates every call of one group for backend B, real R, dimension D.
+#define CELLINT_PY_INSTANTIATE(B, R, D, GROUP) CELLINT_PY_INSTANTIATE_##GROUP(B, R, D)
+#define CELLINT_PY_INSTANTIATE_forces(B, R, D)                                                          \
+  template cellint::py::CallReport cellint::py::call_lennard_jones(cellint::py::Grid<B, R, D>&,        \
+                                                                   const cellint::py::Request&);        \
+  template cellint::py::CallReport cellint::py::call_soft_sphere(cellint::py::Grid<B, R, D>&,          \
+                                                                 const cellint::py::Request&);
+#define CELLINT_PY_INSTANTIATE_scalars(B, R, D)                                                          \
+  template cellint::py::CallReport cellint::py::call_count(cellint::py::Grid<B, R, D>&,                \
+                                                           const cellint::py::Request&);                \
+  template cellint::py::CallReport cellint::py::call_density(cellint::py::Grid<B, R, D>&,              \
+                                                             const cellint::py::Request&);
+#define CELLINT_PY_INSTANTIATE_pairs(B, R, D)                                                                          \
+  template std::uint64_t cellint::py::call_count_pairs(cellint::py::Grid<B, R, D>&, double, bool);                    \
+  template void cellint::py::call_fill_pairs(cellint::py::Grid<B, R, D>&, const cellint::py::PairsOut&);
