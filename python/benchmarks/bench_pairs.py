@@ -118,9 +118,8 @@ def torch_cells(x, L, cutoff):
     xs = torch.cat([x % L, torch.full((1, 3), float("nan"), device=dev, dtype=x.dtype)])  # row -1: padding
     cells = torch.arange(ncell, device=dev)
     cz, cy, cx = cells // (nc[0] * nc[1]), (cells // nc[0]) % nc[1], cells % nc[0]
-    offsets = [(dx, dy, dz) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
-    offsets = [o for o in offsets if o > (0, 0, 0)[::-1] or o == (0, 0, 0)]
-    offsets = [o for o in offsets if (o[2], o[1], o[0]) >= (0, 0, 0)]  # 13 forward cells and the cell itself
+    # the cell itself and the 13 cells after it in (z, y, x) order: each pair of cells once
+    offsets = [(dx, dy, dz) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if (dz, dy, dx) >= (0, 0, 0)]
     out_i, out_j = [], []
     for dx, dy, dz in offsets:
         nb = (((cz + dz) % nc[2]) * nc[1] + (cy + dy) % nc[1]) * nc[0] + (cx + dx) % nc[0]

@@ -12,12 +12,12 @@ template <class B, class R, int D, class F, class Put>
 CallReport run_functor(Grid<B, R, D>& g, const Request& r, const F& f, const Put& put) {
   using Accum = typename FunctorTraits<F, R, D>::Accum;
   const Index n = g.grid.size();
-  Buffer<B, Accum> out(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  Accum* out = g.template accumulator_space<Accum>(n);
   Tuning t;
   t.statistics = r.statistics;
   t.reproducible = r.reproducible;
-  const Report rep = interact_with(strategy_named(r.strategy), g.grid, f, out.data(), t);
-  detail::parallel_for<B>(n, WriteUser<Accum, Put>{out.data(), g.grid.original_index(), put}, g.grid.stream());
+  const Report rep = interact_with(strategy_named(r.strategy), g.grid, f, out, t);
+  detail::parallel_for<B>(n, WriteUser<Accum, Put>{out, g.grid.original_index(), put}, g.grid.stream());
   B::synchronize(g.grid.stream());
   return flatten(rep);
 }
@@ -93,14 +93,15 @@ std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
   g.pair_offset.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
   PairCounter<R, D> f;
   static_cast<PairRule<R, D>&>(f) = g.rule;
-  Buffer<B, std::uint32_t> sorted(static_cast<std::size_t>(std::max<Index>(n, 1)));
-  interact<PairStrategy<B>>(g.grid, f, sorted.data());
+  g.pair_rows.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  interact<PairStrategy<B>>(g.grid, f, g.pair_rows.data());
   // the counts in the user's order: row t of the output is user particle t
-  detail::parallel_for<B>(n, detail::ScatterKernel<std::uint32_t>{sorted.data(), g.grid.original_index(),
+  detail::parallel_for<B>(n, detail::ScatterKernel<std::uint32_t>{g.pair_rows.data(), g.grid.original_index(),
                                                                    g.pair_count.data()}, g.grid.stream());
   std::uint64_t bound = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(g.grid.max_per_cell());
   for (int d = 0; d < D; ++d) bound *= 3;
-  const std::uint64_t total = exclusive_offsets<B>(g.pair_count.data(), g.pair_offset.data(), n, bound,
+  g.small.resize(2);
+  const std::uint64_t total = exclusive_offsets<B>(g.pair_count.data(), g.pair_offset.data(), n, bound, g.small.data(),
                                                    g.grid.stream());
   g.pairs_counted = true;
   return total;
@@ -129,15 +130,16 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
     f.length[d] = box.lengths[d];
     f.inv_length[d] = box.periodic[d] ? R(1) / box.lengths[d] : R(0);
   }
-  Buffer<B, std::uint32_t> written(static_cast<std::size_t>(std::max<Index>(n, 1)));
-  interact<PairStrategy<B>>(g.grid, f, written.data());
+  g.pair_rows.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
+  interact<PairStrategy<B>>(g.grid, f, g.pair_rows.data());
   // every row must be exactly as long as counted: the two passes share the rule and the strategy
-  Buffer<B, int> bad(1);
-  const int none = -1;
-  bad.upload(&none, g.grid.stream());
-  detail::parallel_for<B>(n, RowCheck{written.data(), g.pair_count.data(), g.grid.original_index(), bad.data()},
+  int* bad = reinterpret_cast<int*>(g.small.data());
+  B::fill_bytes(bad, 0xff, sizeof(int), g.grid.stream());  // -1
+  detail::parallel_for<B>(n, RowCheck{g.pair_rows.data(), g.pair_count.data(), g.grid.original_index(), bad},
                           g.grid.stream());
-  const int first = bad.to_host(g.grid.stream())[0];
+  int first = -1;
+  B::copy(&first, bad, sizeof(int), CopyKind::DeviceToHost, g.grid.stream());
+  B::synchronize(g.grid.stream());
   if (first >= 0)
     throw Error(detail::cat("cellint.neighbor_pairs: particle ", first, " has another number of pairs in the second "
                             "pass than in the first; please report this"));

@@ -274,12 +274,22 @@ struct RowCheck {
   }
 };
 
+/// The total of an exclusive scan: its last offset plus the last count.
+struct LastRow {
+  const std::uint32_t* count;
+  const std::uint32_t* offset;
+  Index n;
+  std::uint64_t* total;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index) const { *total = std::uint64_t(offset[n - 1]) + count[n - 1]; }
+};
+
 /// Row offsets of the pair search: offset[t] = sum of count[u] for u < t (user order), and the total. Refuses a total of
 /// 2^32 pairs or more (the arrays alone would take over 100 GB). `bound` is an upper bound of the total: below 2^32 the
 /// 32-bit scan cannot wrap; above it the counts are summed exactly on the host first.
 template <class B>
 std::uint64_t exclusive_offsets(const std::uint32_t* count, std::uint32_t* offset, Index n, std::uint64_t bound,
-                                typename B::Stream s) {
+                                std::uint64_t* word, typename B::Stream s) {
   if (n == 0) return 0;
   if (bound >= (std::uint64_t(1) << 32)) {
     std::vector<std::uint32_t> c(static_cast<std::size_t>(n));
@@ -291,11 +301,11 @@ std::uint64_t exclusive_offsets(const std::uint32_t* count, std::uint32_t* offse
                     "can return (2^32); use a smaller cutoff or fewer particles per call");
   }
   B::exclusive_scan(count, offset, n, s);
-  std::uint32_t last[2];
-  B::copy(&last[0], offset + (n - 1), sizeof(std::uint32_t), CopyKind::DeviceToHost, s);
-  B::copy(&last[1], count + (n - 1), sizeof(std::uint32_t), CopyKind::DeviceToHost, s);
+  detail::parallel_for<B>(1, LastRow{count, offset, n, word}, s);  // one read-back instead of two
+  std::uint64_t total = 0;
+  B::copy(&total, word, sizeof(total), CopyKind::DeviceToHost, s);
   B::synchronize(s);
-  return std::uint64_t(last[0]) + last[1];
+  return total;
 }
 
 }  // namespace cellint::py

@@ -66,7 +66,6 @@ class Grid final : public GridBase {
     CELLINT_EXPECTS(n >= 0 && n <= CG::max_size(), "cellint.CellGrid.build: ", n, " particles; at most ",
                     CG::max_size());
     const Index m = static_cast<Index>(n);
-    Buffer<B, R> axis[D];
     Deinterleave<R, D> k{static_cast<const R*>(positions), {}};
     std::array<const R*, D> xyz;
     for (int d = 0; d < D; ++d) {
@@ -142,6 +141,17 @@ class Grid final : public GridBase {
   bool pairs_counted = false;
   PairRule<R, D> rule;
   Buffer<B, std::uint32_t> pair_count, pair_offset;
+  // scratch kept from call to call: an allocation on a GPU costs more than a small call's work (and a free waits)
+  Buffer<B, R> axis[D];                  // build(): one array per axis
+  Buffer<B, unsigned char> accumulators;  // interact(): the functor's sorted results
+  Buffer<B, std::uint32_t> pair_rows;     // the pair search's per-target rows, sorted order
+  Buffer<B, std::uint64_t> small;         // a few words read back by the host
+  /// Backend scratch of `n` elements of T, at least one (grown, never shrunk).
+  template <class T>
+  T* accumulator_space(Index n) {
+    accumulators.resize(sizeof(T) * static_cast<std::size_t>(std::max<Index>(n, 1)));
+    return reinterpret_cast<T*>(accumulators.data());
+  }
   CpuPairs<R, D> cpu_pairs;  // (Host)
 };
 

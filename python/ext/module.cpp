@@ -28,7 +28,6 @@ using cellint::py::GridBase;
 namespace {
 
 using Array = nb::ndarray<nb::ro>;
-using OutArray = nb::ndarray<>;
 
 enum class Kind { Real, Int64, Int32 };
 
@@ -85,10 +84,17 @@ cellint::py::Interaction interaction_named(const std::string& s) {
   throw cellint::InvalidArgument("cellint: unknown interaction " + s);
 }
 
-/// An optional output array: null, or checked.
+/// An array argument: an array (checked here), or, from the package's own code for GPU arrays, an integer address
+/// whose array the package checked and made itself (a DLPack import costs more than a small GPU call's work).
+void* pointer(const nb::handle& h, const GridBase& g, Kind k, std::vector<std::int64_t> shape, const char* name) {
+  if (PyLong_Check(h.ptr())) return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(h));
+  return checked(nb::cast<Array>(h), g, k, std::move(shape), name);
+}
+
+/// An optional array argument: null for None.
 void* maybe(const nb::handle& h, const GridBase& g, Kind k, std::vector<std::int64_t> shape, const char* name) {
   if (h.is_none()) return nullptr;
-  return checked(nb::cast<OutArray>(h), g, k, std::move(shape), name);
+  return pointer(h, g, k, std::move(shape), name);
 }
 
 nb::dict report_dict(const cellint::py::CallReport& r) {
@@ -165,13 +171,11 @@ NB_MODULE(_core, m) {
       .def_prop_ro("dim", &GridBase::dim)
       .def_prop_ro("on_gpu", [](const GridBase& g) { return g.device() == Device::Cuda; })
       .def("build",
-           [](GridBase& g, const Array& x) {
-             const std::int64_t n = x.ndim() >= 1 ? static_cast<std::int64_t>(x.shape(0)) : 0;
-             g.build(checked(x, g, Kind::Real, {n, g.dim()}, "positions"), n);
-           })
+           [](GridBase& g, nb::handle x, std::int64_t n) { g.build(pointer(x, g, Kind::Real, {n, g.dim()}, "positions"), n); },
+           "positions"_a, "n"_a)
       .def("attach",
-           [](GridBase& g, int which, const Array& v) {
-             g.attach(which, checked(v, g, Kind::Real, {n_of(g)}, which == 0 ? "mass" : "radius"));
+           [](GridBase& g, int which, nb::handle v) {
+             g.attach(which, pointer(v, g, Kind::Real, {n_of(g)}, which == 0 ? "mass" : "radius"));
            })
       .def("attached", &GridBase::attached)
       .def("sorted",
@@ -214,14 +218,14 @@ NB_MODULE(_core, m) {
       .def("count_pairs", &GridBase::count_pairs, "cutoff"_a, "half"_a)
       .def("fill_pairs",
            [](GridBase& g, std::int64_t pairs, nb::handle i, nb::handle j, nb::handle distance, nb::handle vector,
-              nb::handle shift, const Array& positions) {
+              nb::handle shift, nb::handle positions) {
              cellint::py::PairsOut o;
              o.i = static_cast<std::int64_t*>(maybe(i, g, Kind::Int64, {pairs}, "i"));
              o.j = static_cast<std::int64_t*>(maybe(j, g, Kind::Int64, {pairs}, "j"));
              o.distance = maybe(distance, g, Kind::Real, {pairs}, "distances");
              o.vector = maybe(vector, g, Kind::Real, {pairs, g.dim()}, "vectors");
              o.shift = static_cast<std::int32_t*>(maybe(shift, g, Kind::Int32, {pairs, g.dim()}, "shifts"));
-             o.positions = checked(positions, g, Kind::Real, {n_of(g), g.dim()}, "positions");
+             o.positions = pointer(positions, g, Kind::Real, {n_of(g), g.dim()}, "positions");
              if (!o.i || !o.j || !o.distance)
                throw cellint::InvalidArgument("cellint: fill_pairs needs i, j and distances");
              g.fill_pairs(o);

@@ -244,8 +244,10 @@ class CellGrid:
         x = _a.as_array(positions, self.dtype)
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"cellint: positions must have shape (N, {self.dim}), got {tuple(x.shape)}")
-        self._g.build(x)
-        self._positions = x
+        self._g.build(_a.arg(x), x.shape[0])
+        if self.device == "cuda" and x is positions:
+            x = _a.copy(x)  # neighbor_pairs() reads the positions of this build: a later change of the caller's array
+        self._positions = x  # must not move them (on the CPU the build keeps what it needs)
         if any(v.shape[0] != x.shape[0] for v in self._attached.values()):
             self._attached = {}
         return self
@@ -277,7 +279,7 @@ class CellGrid:
             raise ValueError(f"cellint: {name} must have shape ({self.size},), got {tuple(v.shape)}")
         if not _a.all_finite(v):
             raise ValueError(f"cellint: {name} holds NaN or infinite values")
-        self._g.attach(_ATTRIBUTES[name], v)
+        self._g.attach(_ATTRIBUTES[name], _a.arg(v))
         self._attached[name] = v
 
     @property
@@ -285,14 +287,14 @@ class CellGrid:
         """For every sorted slot (the grid's cell order), the particle's index in build() order."""
         self._check_built("sorted_index")
         idx = _a.empty(self._positions, (self.size,), "int64")
-        self._g.sorted(idx, None)
+        self._g.sorted(_a.arg(idx), None)
         return idx
 
     def sorted_positions(self) -> Any:
         """The positions in the grid's cell order (wrapped into the box on periodic axes)."""
         self._check_built("sorted_positions")
         x = _a.empty(self._positions, (self.size, self.dim), self.dtype)
-        self._g.sorted(None, x)
+        self._g.sorted(None, _a.arg(x))
         return x
 
     def to_user_order(self, values: Any) -> Any:
@@ -365,7 +367,8 @@ class CellGrid:
             force, energy = _a.empty(like, (n, dim), dt), _a.empty(like, (n,), dt)
         else:
             raise TypeError(f"cellint: unknown interaction {interaction!r}")
-        rep = Report(**self._g.interact(what, strategy, p, force, energy, virial, scalar))
+        rep = Report(**self._g.interact(what, strategy, p, _a.arg(force), _a.arg(energy), _a.arg(virial),
+                                        _a.arg(scalar)))
         self.last_report = rep
         r = Result(report=rep, force=force, energy=energy, virial=virial)
         if what == "neighbor_count":
@@ -393,7 +396,7 @@ class CellGrid:
         d = _a.empty(like, (total,), dt)
         vec = _a.empty(like, (total, self.dim), dt) if vectors else None
         shift = None if vectors else _a.empty(like, (total, self.dim), "int32")
-        self._g.fill_pairs(total, i, j, d, vec, shift, self._positions)
+        self._g.fill_pairs(total, _a.arg(i), _a.arg(j), _a.arg(d), _a.arg(vec), _a.arg(shift), _a.arg(self._positions))
         return i, j, (vec if vectors else shift), d
 
     # -- checks --

@@ -97,6 +97,24 @@ def empty(like: Any, shape: Tuple[int, ...], dtype: str) -> Any:
     return np.empty(shape, dtype=dtype)
 
 
+def arg(x: Any) -> Any:
+    """What the compiled core takes for an array the package made or checked: NumPy arrays as they are, GPU arrays as
+    their address (cheaper than a DLPack import), None as None."""
+    if x is None or isinstance(x, np.ndarray):
+        return x
+    fw = framework(x)
+    if fw == "torch":
+        return x.data_ptr()
+    if fw == "cupy":
+        return x.data.ptr
+    return x
+
+
+def copy(x: Any) -> Any:
+    """A copy in the same framework and device."""
+    return x.clone() if framework(x) == "torch" else x.copy()
+
+
 def to_float(x: Any) -> float:
     """A 0-d array or scalar as a Python float."""
     return float(x.item()) if hasattr(x, "item") else float(x)
