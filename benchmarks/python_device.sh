@@ -33,7 +33,7 @@ if has tests; then
 fi
 if has bench; then
   say "benchmark"
-  python3 python/benchmarks/bench_pairs.py --gpu --json "$OUT/python_gpu.json" 2>&1 | tee "$OUT/bench.log"
+  python3 python/benchmarks/bench_pairs.py --gpu --stages --json "$OUT/python_gpu.json" 2>&1 | tee "$OUT/bench.log"
 fi
 if has example; then
   say "example on the GPU"

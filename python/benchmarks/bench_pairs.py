@@ -182,6 +182,42 @@ def gpu_rows(sizes, rng):
     return rows
 
 
+def gpu_stages(sizes, rng):
+    """Where cellint's GPU call spends its time: build, the counting pass, the allocations and the writing pass."""
+    import torch
+
+    from cellint import _arrays
+
+    rows = []
+    for n in sizes:
+        x64, L = fcc(n, rng)
+        x = torch.as_tensor(x64, device="cuda", dtype=torch.float32)
+        grid = cellint.CellGrid(L, CUTOFF, dtype="float32", device="cuda")
+        t = {"build": [], "count": [], "allocate": [], "write": []}
+        for k in range(12):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            grid.build(x)
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            total = grid._g.count_pairs(CUTOFF, True)
+            t2 = time.perf_counter()
+            out = [torch.empty(total, dtype=torch.int64, device="cuda") for _ in range(2)]
+            d = torch.empty(total, device="cuda")
+            s = torch.empty((total, 3), dtype=torch.int32, device="cuda")
+            t3 = time.perf_counter()
+            grid._g.fill_pairs(total, out[0].data_ptr(), out[1].data_ptr(), d.data_ptr(), None, s.data_ptr(),
+                               _arrays.arg(grid._positions))
+            torch.cuda.synchronize()
+            t4 = time.perf_counter()
+            if k >= 2:
+                for key, a, b in (("build", t0, t1), ("count", t1, t2), ("allocate", t2, t3), ("write", t3, t4)):
+                    t[key].append(1e3 * (b - a))
+        rows.append(dict(atoms=len(x), **{k: statistics.median(v) for k, v in t.items()}))
+        print("stages", rows[-1], file=sys.stderr, flush=True)
+    return rows
+
+
 def overhead_rows(device):
     """The Python layer's time per call on a tiny system: the call's wall time minus the time spent in the library."""
     rows = []
@@ -218,6 +254,7 @@ def main():
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--gpu", action="store_true")
     ap.add_argument("--sizes", default="1e4,1e5,1e6")
+    ap.add_argument("--stages", action="store_true", help="with --gpu: time cellint's stages")
     ap.add_argument("--json")
     a = ap.parse_args()
     sizes = [int(float(s)) for s in a.sizes.split(",")]
@@ -230,6 +267,8 @@ def main():
     if a.gpu:
         out["rows"] += gpu_rows(sizes, rng)
         out["overhead"] += overhead_rows("cuda")
+        if a.stages:
+            out["stages"] = gpu_stages(sizes, rng)
     for r in out["rows"]:
         extra = f"  {r['error']}" if "error" in r else f"{r['ms']:10.2f} ms  {r['pairs']:>10} pairs"
         print(f"{r['device'][:22]:22} {r['code']:24} {r.get('dtype', 'float64'):8} {r['list']:4} {r['atoms']:>8} "

@@ -104,6 +104,7 @@ std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
   const std::uint64_t total = exclusive_offsets<B>(g.pair_count.data(), g.pair_offset.data(), n, bound, g.small.data(),
                                                    g.grid.stream());
   g.pairs_counted = true;
+  g.pair_total = total;
   return total;
 }
 
@@ -115,21 +116,13 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
     return;
   }
   const Index n = g.grid.size();
+  const std::uint64_t total = g.pair_total;
   PairWriter<R, D> f;
   static_cast<PairRule<R, D>&>(f) = g.rule;
   f.offset = g.pair_offset.data();
   f.count = g.pair_count.data();
-  f.i = o.i;
-  f.j = o.j;
-  f.distance = static_cast<R*>(o.distance);
-  f.vector = static_cast<R*>(o.vector);
-  f.shift = o.shift;
-  f.user = static_cast<const R*>(o.positions);
-  const auto& box = g.grid.geometry().box;
-  for (int d = 0; d < D; ++d) {
-    f.length[d] = box.lengths[d];
-    f.inv_length[d] = box.periodic[d] ? R(1) / box.lengths[d] : R(0);
-  }
+  g.pair_packed.resize(static_cast<std::size_t>(std::max<std::uint64_t>(total, 1)));
+  f.packed = g.pair_packed.data();
   g.pair_rows.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
   interact<PairStrategy<B>>(g.grid, f, g.pair_rows.data());
   // every row must be exactly as long as counted: the two passes share the rule and the strategy
@@ -140,9 +133,29 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
   int first = -1;
   B::copy(&first, bad, sizeof(int), CopyKind::DeviceToHost, g.grid.stream());
   B::synchronize(g.grid.stream());
-  if (first >= 0)
+  if (first >= 0)  // (before the expansion, which would read the rows' unwritten words)
     throw Error(detail::cat("cellint.neighbor_pairs: particle ", first, " has another number of pairs in the second "
                             "pass than in the first; please report this"));
+  PairExpand<R, D> e{};
+  e.packed = g.pair_packed.data();
+  e.original = g.grid.original_index();
+  const auto& box = g.grid.geometry().box;
+  for (int d = 0; d < D; ++d) {
+    e.pos[d] = g.grid.positions(d);
+    e.length[d] = box.lengths[d];
+    e.half_length[d] = box.periodic[d] ? R(0.5) * box.lengths[d] : R(0);
+    e.inv_length[d] = box.periodic[d] ? R(1) / box.lengths[d] : R(0);
+  }
+  e.i = o.i;
+  e.j = o.j;
+  e.distance = static_cast<R*>(o.distance);
+  e.vector = static_cast<R*>(o.vector);
+  e.shift = o.shift;
+  e.user = static_cast<const R*>(o.positions);
+  const std::uint64_t step = std::uint64_t(1) << 30;  // (parallel_for counts in 32-bit indices)
+  for (e.base = 0; e.base < total; e.base += step)
+    detail::parallel_for<B>(static_cast<Index>(std::min(step, total - e.base)), e, g.grid.stream());
+  B::synchronize(g.grid.stream());
   g.pairs_counted = false;
 }
 

@@ -134,18 +134,24 @@ struct SoftSphere {
   }
 };
 
+/// A particle as the pair search reads it: its index in the user's order and its sorted slot.
+struct PairId {
+  Index id;
+  Index slot;
+};
+
 /// Which pairs the pair search keeps: closer than the cutoff by fixed_r2(), and with `half` only those whose target
-/// precedes the source in the user's order. Payload: the particle's index in the user's order.
+/// precedes the source in the user's order.
 template <class R, int D>
 struct PairRule {
-  using Payload = Index;
+  using Payload = PairId;
   static constexpr bool cutoff_test = false;  // the rule tests itself, the same way in both passes
   R rc2 = 0;
   bool half = true;
   template <class View>
-  CELLINT_HD Index load(const View& v, Index i) const { return v.original[i]; }
-  CELLINT_HD bool keep(Index t, Index s, const Vec<R, D>& dr) const {
-    return (!half || t < s) && fixed_r2(dr) < rc2;
+  CELLINT_HD PairId load(const View& v, Index i) const { return {v.original[i], i}; }
+  CELLINT_HD bool keep(const PairId& t, const PairId& s, const Vec<R, D>& dr) const {
+    return (!half || t.id < s.id) && fixed_r2(dr) < rc2;
   }
 };
 
@@ -153,42 +159,71 @@ struct PairRule {
 template <class R, int D>
 struct PairCounter : PairRule<R, D> {
   using Accum = std::uint32_t;
-  CELLINT_HD void operator()(Accum& n, const Index& t, const Index& s, const Vec<R, D>& dr, R) const {
+  CELLINT_HD void operator()(Accum& n, const PairId& t, const PairId& s, const Vec<R, D>& dr, R) const {
     if (this->keep(t, s, dr)) ++n;
   }
 };
 
-/// Second pass: writes each pair into its target's row (offset[t] in the user's order), at most count[t] of them.
+/// Second pass: each pair's two sorted slots, packed in one 8-byte word, into its target's row (offset[t] in the
+/// user's order), at most count[t] of them. One store a pair: a thread's row is its own, so the stores of a warp
+/// scatter, and PairExpand writes the outputs with a thread per pair instead.
 template <class R, int D>
 struct PairWriter : PairRule<R, D> {
   using Accum = std::uint32_t;
   const std::uint32_t* offset = nullptr;  // user order
   const std::uint32_t* count = nullptr;   // user order
-  std::int64_t* i = nullptr;
-  std::int64_t* j = nullptr;
-  R* distance = nullptr;
-  R* vector = nullptr;
-  std::int32_t* shift = nullptr;
-  const R* user = nullptr;  // the user's positions, row-major
-  R length[D] = {};
-  R inv_length[D] = {};
-  CELLINT_HD void operator()(Accum& n, const Index& t, const Index& s, const Vec<R, D>& dr, R) const {
+  std::uint64_t* packed = nullptr;
+  CELLINT_HD void operator()(Accum& n, const PairId& t, const PairId& s, const Vec<R, D>& dr, R) const {
     if (!this->keep(t, s, dr)) return;
-    if (n < count[t]) {
-      const std::uint64_t k = offset[t] + n;
-      i[k] = t;
-      j[k] = s;
-      distance[k] = std::sqrt(fixed_r2(dr));
-      for (int d = 0; d < D; ++d) {
-        const R v = -dr[d];  // x_j - x_i at the image the cell strategy used
-        if (vector) vector[k * D + d] = v;
-        if (shift) {
-          const R plain = user[static_cast<std::uint64_t>(s) * D + d] - user[static_cast<std::uint64_t>(t) * D + d];
-          shift[k * D + d] = round_to_int((v - plain) * inv_length[d]);
-        }
+    if (n < count[t.id])
+      packed[offset[t.id] + n] = (static_cast<std::uint64_t>(t.slot) << 32) | static_cast<std::uint32_t>(s.slot);
+    ++n;
+  }
+};
+
+/// The outputs of pair `base + q`, one thread a pair (coalesced writes). The image is the nearest one, which for a pair
+/// inside the cutoff is the one the cell strategy used (periodic axes are at least 3 cutoffs long), and dr is computed
+/// as the strategy's pair term does (x_t - (x_s + shift)), so the distance has the bits the cutoff test saw.
+template <class R, int D>
+struct PairExpand {
+  const std::uint64_t* packed;
+  std::uint64_t base;
+  const R* pos[D];
+  const Index* original;
+  R length[D];
+  R half_length[D];  // 0 on open axes
+  R inv_length[D];   // 0 on open axes
+  std::int64_t* i;
+  std::int64_t* j;
+  R* distance;
+  R* vector;
+  std::int32_t* shift;
+  const R* user;  // the user's positions, row-major
+  template <class A>
+  CELLINT_HD void operator()(A&, Index q) const {
+    const std::uint64_t k = base + static_cast<std::uint64_t>(q);
+    const std::uint64_t w = packed[k];
+    const Index a = static_cast<Index>(w >> 32), b = static_cast<Index>(w & 0xffffffffu);
+    const Index ua = original[a], ub = original[b];
+    Vec<R, D> dr;
+    for (int d = 0; d < D; ++d) {
+      const R xt = pos[d][a], xs = pos[d][b];
+      const R diff = xt - xs;
+      const R h = half_length[d];
+      const R s = h == R(0) ? R(0) : diff > h ? length[d] : diff < -h ? -length[d] : R(0);
+      dr[d] = xt - (xs + s);
+    }
+    i[k] = ua;
+    j[k] = ub;
+    distance[k] = std::sqrt(fixed_r2(dr));
+    for (int d = 0; d < D; ++d) {
+      const R v = -dr[d];  // x_j - x_i at the image
+      if (vector) vector[k * D + d] = v;
+      if (shift) {
+        const R plain = user[static_cast<std::uint64_t>(ub) * D + d] - user[static_cast<std::uint64_t>(ua) * D + d];
+        shift[k * D + d] = round_to_int((v - plain) * inv_length[d]);
       }
     }
-    ++n;
   }
 };
 

@@ -141,6 +141,8 @@ class Grid final : public GridBase {
   bool pairs_counted = false;
   PairRule<R, D> rule;
   Buffer<B, std::uint32_t> pair_count, pair_offset;
+  std::uint64_t pair_total = 0;
+  Buffer<B, std::uint64_t> pair_packed;  // the second pass's packed slots, then expanded into the outputs
   // scratch kept from call to call: an allocation on a GPU costs more than a small call's work (and a free waits)
   Buffer<B, R> axis[D];                  // build(): one array per axis
   Buffer<B, unsigned char> accumulators;  // interact(): the functor's sorted results
