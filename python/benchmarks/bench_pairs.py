@@ -186,8 +186,6 @@ def gpu_stages(sizes, rng):
     """Where cellint's GPU call spends its time: build, the counting pass, the allocations and the writing pass."""
     import torch
 
-    from cellint import _arrays
-
     rows = []
     for n in sizes:
         x64, L = fcc(n, rng)
@@ -206,8 +204,7 @@ def gpu_stages(sizes, rng):
             d = torch.empty(total, device="cuda")
             s = torch.empty((total, 3), dtype=torch.int32, device="cuda")
             t3 = time.perf_counter()
-            grid._g.fill_pairs(total, out[0].data_ptr(), out[1].data_ptr(), d.data_ptr(), None, s.data_ptr(),
-                               _arrays.arg(grid._positions))
+            grid._g.fill_pairs(total, out[0].data_ptr(), out[1].data_ptr(), d.data_ptr(), None, s.data_ptr())
             torch.cuda.synchronize()
             t4 = time.perf_counter()
             if k >= 2:

@@ -57,7 +57,6 @@ struct PairsOut {
   void* distance = nullptr;      // real
   void* vector = nullptr;        // real (pairs, dim): x_j - x_i + S L, or null
   std::int32_t* shift = nullptr;  // (pairs, dim): S, or null
-  const void* positions = nullptr;  // the user's positions of build(), row-major (for the shifts)
 };
 
 /// A CellGrid of one backend, real type and dimension, behind a virtual interface.

@@ -111,7 +111,7 @@ std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
 template <class B, class R, int D>
 void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
   if constexpr (std::is_same<B, Host>::value) {
-    g.cpu_pairs.write(g.grid.view(), o);
+    g.cpu_pairs.write(g.grid.view(), g.wraps.data(), o);
     g.pairs_counted = false;
     return;
   }
@@ -144,14 +144,14 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
     e.pos[d] = g.grid.positions(d);
     e.length[d] = box.lengths[d];
     e.half_length[d] = box.periodic[d] ? R(0.5) * box.lengths[d] : R(0);
-    e.inv_length[d] = box.periodic[d] ? R(1) / box.lengths[d] : R(0);
   }
   e.i = o.i;
   e.j = o.j;
   e.distance = static_cast<R*>(o.distance);
   e.vector = static_cast<R*>(o.vector);
   e.shift = o.shift;
-  e.user = static_cast<const R*>(o.positions);
+  e.wraps = g.wraps.data();
+  e.n = n;
   const std::uint64_t step = std::uint64_t(1) << 30;  // (parallel_for counts in 32-bit indices)
   for (e.base = 0; e.base < total; e.base += step)
     detail::parallel_for<B>(static_cast<Index>(std::min(step, total - e.base)), e, g.grid.stream());

@@ -24,19 +24,7 @@ struct CpuPairs {
   std::vector<std::vector<FoundPair>> chunks;  // in cell order: the output order
   std::vector<std::size_t> found;                    // pairs of each chunk
   std::vector<std::uint64_t> first;                  // output row of each chunk's first pair
-  std::vector<std::int32_t> wrap[D];  // per sorted slot: (user position - wrapped position) / box length
   bool half = true;
-
-  /// Records how far each particle was wrapped into the box (`user`: the positions given to build(), row-major).
-  void record_wraps(const GridView<R, D>& v, const R* user) {
-    for (int d = 0; d < D; ++d) {
-      wrap[d].assign(static_cast<std::size_t>(v.n), 0);
-      if (!v.geo.box.periodic[d]) continue;
-      const R inv = R(1) / v.geo.box.lengths[d];
-      for (Index s = 0; s < v.n; ++s)
-        wrap[d][s] = round_to_int((user[static_cast<std::uint64_t>(v.original[s]) * D + d] - v.pos[d][s]) * inv);
-    }
-  }
 
   /// Finds every pair of `v` closer than sqrt(rc2), each once, and returns how many rows the output has.
   std::uint64_t find(const GridView<R, D>& v, R rc2, bool half_list) {
@@ -86,8 +74,9 @@ struct CpuPairs {
   }
 
   /// Streams the pairs found into the caller's arrays (with `half` i < j, else both directions): the vector x_j - x_i +
-  /// S L (computed as in the search, to the bit), its length and the shift S = image + wrap_a - wrap_b.
-  void write(const GridView<R, D>& v, const PairsOut& o) {
+  /// S L (computed as in the search, to the bit), its length and the shift S = image + wrap_a - wrap_b (`wrap`: the
+  /// grid's RecordWraps, axis after axis).
+  void write(const GridView<R, D>& v, const std::int32_t* wrap, const PairsOut& o) {
     R* dist = static_cast<R*>(o.distance);
     R* vec = static_cast<R*>(o.vector);
     R len[D];
@@ -106,7 +95,7 @@ struct CpuPairs {
           const R shift = p.image[d] == 0 ? R(0) : p.image[d] > 0 ? len[d] : -len[d];
           ab[d] = v.pos[d][p.b] - (v.pos[d][p.a] - shift);
           r2 += ab[d] * ab[d];
-          s[d] = p.image[d] + wrap[d][p.a] - wrap[d][p.b];
+          s[d] = p.image[d] + wrap[d * static_cast<std::size_t>(v.n) + p.a] - wrap[d * static_cast<std::size_t>(v.n) + p.b];
         }
         const R r = std::sqrt(r2);
         const Index ua = v.original[p.a], ub = v.original[p.b];

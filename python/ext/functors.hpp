@@ -192,13 +192,13 @@ struct PairExpand {
   const Index* original;
   R length[D];
   R half_length[D];  // 0 on open axes
-  R inv_length[D];   // 0 on open axes
   std::int64_t* i;
   std::int64_t* j;
   R* distance;
   R* vector;
   std::int32_t* shift;
-  const R* user;  // the user's positions, row-major
+  const std::int32_t* wraps;  // RecordWraps's, axis after axis
+  Index n;                    // particles
   template <class A>
   CELLINT_HD void operator()(A&, Index q) const {
     const std::uint64_t k = base + static_cast<std::uint64_t>(q);
@@ -206,23 +206,21 @@ struct PairExpand {
     const Index a = static_cast<Index>(w >> 32), b = static_cast<Index>(w & 0xffffffffu);
     const Index ua = original[a], ub = original[b];
     Vec<R, D> dr;
+    int image[D];  // the source's image in box lengths
     for (int d = 0; d < D; ++d) {
       const R xt = pos[d][a], xs = pos[d][b];
       const R diff = xt - xs;
       const R h = half_length[d];
-      const R s = h == R(0) ? R(0) : diff > h ? length[d] : diff < -h ? -length[d] : R(0);
-      dr[d] = xt - (xs + s);
+      image[d] = h == R(0) ? 0 : diff > h ? 1 : diff < -h ? -1 : 0;
+      dr[d] = xt - (xs + (image[d] == 0 ? R(0) : image[d] > 0 ? length[d] : -length[d]));
     }
     i[k] = ua;
     j[k] = ub;
     distance[k] = std::sqrt(fixed_r2(dr));
     for (int d = 0; d < D; ++d) {
-      const R v = -dr[d];  // x_j - x_i at the image
-      if (vector) vector[k * D + d] = v;
-      if (shift) {
-        const R plain = user[static_cast<std::uint64_t>(ub) * D + d] - user[static_cast<std::uint64_t>(ua) * D + d];
-        shift[k * D + d] = round_to_int((v - plain) * inv_length[d]);
-      }
+      if (vector) vector[k * D + d] = -dr[d];  // x_j - x_i at the image
+      if (shift) shift[k * D + d] = image[d] + wraps[d * static_cast<std::uint64_t>(n) + a] -
+                                    wraps[d * static_cast<std::uint64_t>(n) + b];
     }
   }
 };
@@ -237,6 +235,26 @@ struct Deinterleave {
   template <class A>
   CELLINT_HD void operator()(A&, Index i) const {
     for (int d = 0; d < D; ++d) out[d][i] = in[static_cast<std::uint64_t>(i) * D + d];
+  }
+};
+
+/// How many box lengths each particle was moved by to wrap it into the box, per sorted slot and axis (axis after axis):
+/// the periodic shift S of a pair is its image plus the first particle's wraps minus the second's.
+template <class R, int D>
+struct RecordWraps {
+  const R* user;  // the positions given to build(), row-major
+  const Index* original;
+  const R* pos[D];
+  R inv_length[D];  // 0 on open axes
+  Index n;
+  std::int32_t* out;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index s) const {
+    for (int d = 0; d < D; ++d)
+      out[d * static_cast<std::uint64_t>(n) + s] =
+          inv_length[d] == R(0) ? 0
+                                : round_to_int((user[static_cast<std::uint64_t>(original[s]) * D + d] - pos[d][s]) *
+                                               inv_length[d]);
   }
 };
 

@@ -76,7 +76,13 @@ class Grid final : public GridBase {
     detail::parallel_for<B>(m, k, grid.stream());
     const bool same_count = grid.built() && grid.size() == m;
     grid.build_from_backend(xyz, m);
-    if constexpr (std::is_same<B, Host>::value) cpu_pairs.record_wraps(grid.view(), static_cast<const R*>(positions));
+    wraps.resize(static_cast<std::size_t>(D) * static_cast<std::size_t>(std::max<Index>(m, 1)));
+    RecordWraps<R, D> w{static_cast<const R*>(positions), grid.original_index(), {}, {}, m, wraps.data()};
+    for (int d = 0; d < D; ++d) {
+      w.pos[d] = grid.positions(d);
+      w.inv_length[d] = grid.geometry().box.periodic[d] ? R(1) / grid.geometry().box.lengths[d] : R(0);
+    }
+    detail::parallel_for<B>(m, w, grid.stream());
     if (!same_count)
       for (auto& h : handles) h.reset();
     pairs_counted = false;
@@ -142,7 +148,8 @@ class Grid final : public GridBase {
   PairRule<R, D> rule;
   Buffer<B, std::uint32_t> pair_count, pair_offset;
   std::uint64_t pair_total = 0;
-  Buffer<B, std::uint64_t> pair_packed;  // the second pass's packed slots, then expanded into the outputs
+  Buffer<B, std::uint64_t> pair_packed;
+  Buffer<B, std::int32_t> wraps;  // RecordWraps's: the pair search's shifts refer to the positions given to build()  // the second pass's packed slots, then expanded into the outputs
   // scratch kept from call to call: an allocation on a GPU costs more than a small call's work (and a free waits)
   Buffer<B, R> axis[D];                  // build(): one array per axis
   Buffer<B, unsigned char> accumulators;  // interact(): the functor's sorted results

@@ -218,19 +218,18 @@ NB_MODULE(_core, m) {
       .def("count_pairs", &GridBase::count_pairs, "cutoff"_a, "half"_a)
       .def("fill_pairs",
            [](GridBase& g, std::int64_t pairs, nb::handle i, nb::handle j, nb::handle distance, nb::handle vector,
-              nb::handle shift, nb::handle positions) {
+              nb::handle shift) {
              cellint::py::PairsOut o;
              o.i = static_cast<std::int64_t*>(maybe(i, g, Kind::Int64, {pairs}, "i"));
              o.j = static_cast<std::int64_t*>(maybe(j, g, Kind::Int64, {pairs}, "j"));
              o.distance = maybe(distance, g, Kind::Real, {pairs}, "distances");
              o.vector = maybe(vector, g, Kind::Real, {pairs, g.dim()}, "vectors");
              o.shift = static_cast<std::int32_t*>(maybe(shift, g, Kind::Int32, {pairs, g.dim()}, "shifts"));
-             o.positions = pointer(positions, g, Kind::Real, {n_of(g), g.dim()}, "positions");
              if (!o.i || !o.j || !o.distance)
                throw cellint::InvalidArgument("cellint: fill_pairs needs i, j and distances");
              g.fill_pairs(o);
            },
-           "pairs"_a, "i"_a, "j"_a, "distance"_a, "vector"_a.none(), "shift"_a.none(), "positions"_a);
+           "pairs"_a, "i"_a, "j"_a, "distance"_a, "vector"_a.none(), "shift"_a.none());
 
   m.def(
       "make_grid",

@@ -79,6 +79,18 @@ def test_pairs_on_the_gpu_match_the_cpu(rng, fw, dim, periodic, kind, half):
 
 
 @pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_shifts_refer_to_the_built_positions(rng, fw):
+    L = np.array([10.0, 12.0, 11.0])
+    x = make_positions(rng, 3000, L, "uniform", True)
+    xg = to_gpu(x, fw)
+    grid = cellint.CellGrid(L, 2.5, device="cuda")
+    grid.build(xg)
+    xg += 2.0  # an in-place change of the array given to build()
+    i, j, S, d = map(to_host, grid.neighbor_pairs())
+    np.testing.assert_allclose(np.linalg.norm(x[j] - x[i] + S * L, axis=1), d, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_pairs_float32_and_vectors(rng, fw):
     L = np.full(3, 12.0)
     x = make_positions(rng, 4000, L, "uniform", True).astype(np.float32)

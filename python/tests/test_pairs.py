@@ -75,6 +75,18 @@ def test_smaller_cutoff_on_a_grid_and_reuse(rng):
     assert as_set(i, j) == as_set(*reference_pairs(x2, L, True, 3.0, half=True)[:2])
 
 
+def test_shifts_refer_to_the_built_positions(rng):
+    """The caller may move its array after build(): the pairs are those of the build, shifts included."""
+    L = np.array([10.0, 10.0, 10.0])
+    x = make_positions(rng, 800, L, "uniform", True)
+    x0 = x.copy()
+    grid = cellint.CellGrid(L, 2.5)
+    grid.build(x)
+    x += 3 * L  # an in-place change of the array given to build()
+    i, j, S, d = grid.neighbor_pairs()
+    np.testing.assert_allclose(np.linalg.norm(x0[j] - x0[i] + S * L, axis=1), d, atol=1e-9)
+
+
 def test_open_box_from_the_bounding_box(rng):
     x = rng.normal(0, 3, (600, 3))
     i, j, S, d = cellint.neighbor_pairs(x, None, 1.5, periodic=False)

@@ -245,9 +245,7 @@ class CellGrid:
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"cellint: positions must have shape (N, {self.dim}), got {tuple(x.shape)}")
         self._g.build(_a.arg(x), x.shape[0])
-        if self.device == "cuda" and x is positions:
-            x = _a.copy(x)  # neighbor_pairs() reads the positions of this build: a later change of the caller's array
-        self._positions = x  # must not move them (on the CPU the build keeps what it needs)
+        self._positions = x  # (what results are allocated like; the build keeps what it needs of the positions)
         if any(v.shape[0] != x.shape[0] for v in self._attached.values()):
             self._attached = {}
         return self
@@ -396,7 +394,7 @@ class CellGrid:
         d = _a.empty(like, (total,), dt)
         vec = _a.empty(like, (total, self.dim), dt) if vectors else None
         shift = None if vectors else _a.empty(like, (total, self.dim), "int32")
-        self._g.fill_pairs(total, _a.arg(i), _a.arg(j), _a.arg(d), _a.arg(vec), _a.arg(shift), _a.arg(self._positions))
+        self._g.fill_pairs(total, _a.arg(i), _a.arg(j), _a.arg(d), _a.arg(vec), _a.arg(shift))
         return i, j, (vec if vectors else shift), d
 
     # -- checks --

@@ -110,11 +110,6 @@ def arg(x: Any) -> Any:
     return x
 
 
-def copy(x: Any) -> Any:
-    """A copy in the same framework and device."""
-    return x.clone() if framework(x) == "torch" else x.copy()
-
-
 def to_float(x: Any) -> float:
     """A 0-d array or scalar as a Python float."""
     return float(x.item()) if hasattr(x, "item") else float(x)
