@@ -171,7 +171,11 @@ NB_MODULE(_core, m) {
       .def_prop_ro("dim", &GridBase::dim)
       .def_prop_ro("on_gpu", [](const GridBase& g) { return g.device() == Device::Cuda; })
       .def("build",
-           [](GridBase& g, nb::handle x, std::int64_t n) { g.build(pointer(x, g, Kind::Real, {n, g.dim()}, "positions"), n); },
+           [](GridBase& g, nb::handle x, std::int64_t n) {
+             void* p = pointer(x, g, Kind::Real, {n, g.dim()}, "positions");
+             nb::gil_scoped_release unlocked;  // (other Python threads run while the library works)
+             g.build(p, n);
+           },
            "positions"_a, "n"_a)
       .def("attach",
            [](GridBase& g, int which, nb::handle v) {
@@ -211,11 +215,16 @@ NB_MODULE(_core, m) {
              r.virial = maybe(virial, g, Kind::Real, {n}, "virial");
              r.scalar = maybe(scalar, g, r.kind == cellint::py::Interaction::NeighborCount ? Kind::Int32 : Kind::Real,
                               {n}, "result");
-             return report_dict(g.interact(r));
+             cellint::py::CallReport rep;
+             {
+               nb::gil_scoped_release unlocked;
+               rep = g.interact(r);
+             }
+             return report_dict(rep);
            },
            "what"_a, "strategy"_a, "params"_a, "force"_a.none(), "energy"_a.none(), "virial"_a.none(),
            "scalar"_a.none())
-      .def("count_pairs", &GridBase::count_pairs, "cutoff"_a, "half"_a)
+      .def("count_pairs", &GridBase::count_pairs, "cutoff"_a, "half"_a, nb::call_guard<nb::gil_scoped_release>())
       .def("fill_pairs",
            [](GridBase& g, std::int64_t pairs, nb::handle i, nb::handle j, nb::handle distance, nb::handle vector,
               nb::handle shift) {
@@ -227,6 +236,7 @@ NB_MODULE(_core, m) {
              o.shift = static_cast<std::int32_t*>(maybe(shift, g, Kind::Int32, {pairs, g.dim()}, "shifts"));
              if (!o.i || !o.j || !o.distance)
                throw cellint::InvalidArgument("cellint: fill_pairs needs i, j and distances");
+             nb::gil_scoped_release unlocked;
              g.fill_pairs(o);
            },
            "pairs"_a, "i"_a, "j"_a, "distance"_a, "vector"_a.none(), "shift"_a.none());
