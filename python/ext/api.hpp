@@ -52,6 +52,7 @@ struct CallReport {
 
 /// Where the second pass of a pair search writes (arrays of `pairs` rows, the grid's memory).
 struct PairsOut {
+  std::uint64_t pairs = 0;  // rows of the arrays: must be what the last count_pairs() returned
   std::int64_t* i = nullptr;
   std::int64_t* j = nullptr;
   void* distance = nullptr;      // real

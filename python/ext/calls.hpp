@@ -42,7 +42,7 @@ CallReport call_density(Grid<B, R, D>& g, const Request& r) {
   const R w0 = r.self_term ? w(R(0)) : R(0);
   R* out = static_cast<R*>(r.scalar);
   if (r.per_particle) {
-    CELLINT_EXPECTS(g.handles[0].has_value(), "cellint.Density(per_particle=True): attach('mass', values) first");
+    CELLINT_EXPECTS(g.handles[0].has_value(), "cellint.Density: the grid's masses were dropped (a build() with another particle count); attach('mass', values) again");
     Density<R, D, true> f;
     f.w = w;
     f.masses = *g.handles[0];
@@ -63,7 +63,7 @@ CallReport call_soft_sphere(Grid<B, R, D>& g, const Request& r) {
     f.alpha = static_cast<R>(r.alpha);
   };
   if (r.per_particle) {
-    CELLINT_EXPECTS(g.handles[1].has_value(), "cellint.SoftSphere(per_particle=True): attach('radius', values) first");
+    CELLINT_EXPECTS(g.handles[1].has_value(), "cellint.SoftSphere(sigma=None): the grid's radii were dropped (a build() with another particle count); attach('radius', values) again");
     SoftSphere<R, D, true> f;
     set(f);
     f.radii = *g.handles[1];
@@ -83,11 +83,16 @@ template <class B, class R, int D>
 std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
   const Index n = g.grid.size();
   const auto cut = static_cast<R>(cutoff);
-  g.rule.rc2 = cut * cut;
+  // the largest r^2 bound whose every distance below it rounds to less than the cutoff: d < cutoff holds for the
+  // distances returned, not only for the squares tested
+  R rc2 = cut * cut;
+  while (rc2 > R(0) && std::sqrt(std::nextafter(rc2, R(0))) >= cut) rc2 = std::nextafter(rc2, R(0));
+  g.rule.rc2 = rc2;
   g.rule.half = half;
   if constexpr (std::is_same<B, Host>::value) {
     g.pairs_counted = true;
-    return g.cpu_pairs.find(g.grid.view(), g.rule.rc2, half);
+    g.pair_total = g.cpu_pairs.find(g.grid.view(), g.rule.rc2, half);
+    return g.pair_total;
   }
   g.pair_count.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
   g.pair_offset.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));

@@ -9,9 +9,11 @@ std::unique_ptr<GridBase> make_cuda_grid(const GridSpec& s) {
     throw NoDevice("cellint: no CUDA GPU is visible (cudaGetDeviceCount); use device='cpu'", 100);
   CELLINT_EXPECTS(s.device_id >= 0 && s.device_id < count, "cellint: no CUDA GPU ", s.device_id, " (", count,
                   " visible)");
-  const cudaError_t e = cudaSetDevice(s.device_id);
-  if (e != cudaSuccess) throw GpuError(detail::cat("cellint: cudaSetDevice(", s.device_id, "): ",
-                                                   cudaGetErrorString(e)), static_cast<int>(e));
+  CurrentDevice<Cuda> on(s.device_id);  // (the caller's current device is restored)
+  int current = -1;
+  cudaGetDevice(&current);
+  if (current != s.device_id)
+    throw GpuError(detail::cat("cellint: could not make CUDA GPU ", s.device_id, " current"), 101);
   return make_grid<Cuda>(s);
 }
 std::string cuda_device_name(int device_id) {

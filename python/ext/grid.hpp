@@ -35,6 +35,27 @@ struct CppClock {
   ~CppClock() { cpp_seconds() += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
 };
 
+/// Makes a grid's GPU the calling thread's current device for one call, and restores the previous one after it (a
+/// no-op for the CPU).
+template <class B>
+struct CurrentDevice {
+  explicit CurrentDevice(int) {}
+};
+#if defined(CELLINT_PY_CUDA) && defined(__CUDACC__)
+template <>
+struct CurrentDevice<Cuda> {
+  int previous = -1, device;
+  explicit CurrentDevice(int d) : device(d) {
+    if (cudaGetDevice(&previous) == cudaSuccess && previous != device) cudaSetDevice(device);
+  }
+  ~CurrentDevice() {
+    if (previous >= 0 && previous != device) cudaSetDevice(previous);
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+};
+#endif
+
 template <class B, class R, int D>
 class Grid final : public GridBase {
  public:
@@ -63,6 +84,7 @@ class Grid final : public GridBase {
 
   void build(const void* positions, std::int64_t n) override {
     CppClock clock;
+    CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(n >= 0 && n <= CG::max_size(), "cellint.CellGrid.build: ", n, " particles; at most ",
                     CG::max_size());
     const Index m = static_cast<Index>(n);
@@ -74,7 +96,7 @@ class Grid final : public GridBase {
       xyz[d] = axis[d].data();
     }
     detail::parallel_for<B>(m, k, grid.stream());
-    const bool same_count = grid.built() && grid.size() == m;
+    pairs_counted = false;
     grid.build_from_backend(xyz, m);
     wraps.resize(static_cast<std::size_t>(D) * static_cast<std::size_t>(std::max<Index>(m, 1)));
     RecordWraps<R, D> w{static_cast<const R*>(positions), grid.original_index(), {}, {}, m, wraps.data()};
@@ -83,9 +105,9 @@ class Grid final : public GridBase {
       w.inv_length[d] = grid.geometry().box.periodic[d] ? R(1) / grid.geometry().box.lengths[d] : R(0);
     }
     detail::parallel_for<B>(m, w, grid.stream());
-    if (!same_count)
+    if (m != last_n)  // (the library keeps attributes for a build of the same count, even after a failed one)
       for (auto& h : handles) h.reset();
-    pairs_counted = false;
+    last_n = m;
   }
   std::int64_t size() const override { return grid.built() ? grid.size() : 0; }
   std::int64_t max_per_cell() const override { return grid.built() ? grid.max_per_cell() : 0; }
@@ -96,6 +118,7 @@ class Grid final : public GridBase {
   }
   void attach(int which, const void* values) override {
     CppClock clock;
+    CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(grid.built(), "cellint.CellGrid.attach: call build() first");
     const Index n = grid.size();
     std::vector<R> h(static_cast<std::size_t>(n));
@@ -110,6 +133,7 @@ class Grid final : public GridBase {
   bool attached(int which) const override { return handles[which].has_value(); }
   void sorted(std::int64_t* index, void* positions) const override {
     CppClock clock;
+    CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(grid.built(), "cellint.CellGrid: call build() first");
     SortedCopy<R, D> k{grid.original_index(), {}, index, static_cast<R*>(positions)};
     for (int d = 0; d < D; ++d) k.pos[d] = grid.positions(d);
@@ -118,6 +142,7 @@ class Grid final : public GridBase {
   }
   CallReport interact(const Request& r) override {
     CppClock clock;
+    CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(grid.built(), "cellint.CellGrid.interact: call build() first");
     switch (r.kind) {
       case Interaction::LennardJones: return call_lennard_jones(*this, r);
@@ -129,6 +154,7 @@ class Grid final : public GridBase {
   }
   std::uint64_t count_pairs(double cutoff, bool half) override {
     CppClock clock;
+    CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(grid.built(), "cellint.CellGrid.neighbor_pairs: call build() first");
     CELLINT_EXPECTS(cutoff > 0 && cutoff <= spec.cutoff, "cellint.CellGrid.neighbor_pairs: cutoff ", cutoff,
                     " must be positive and at most the grid's cutoff ", spec.cutoff);
@@ -136,12 +162,16 @@ class Grid final : public GridBase {
   }
   void fill_pairs(const PairsOut& out) override {
     CppClock clock;
+    CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(pairs_counted && grid.built(), "cellint: fill_pairs without count_pairs");
+    CELLINT_EXPECTS(out.pairs == pair_total, "cellint: fill_pairs for ", out.pairs, " pairs, but the last count_pairs() "
+                    "found ", pair_total, " (was the grid used from another thread in between?)");
     call_fill_pairs(*this, out);
   }
 
   GridSpec spec;
   CG grid;
+  Index last_n = -1;  // particles of the last successful build()
   std::optional<Attribute<R>> handles[2];  // mass, radius
   // the pair search between its two passes
   bool pairs_counted = false;

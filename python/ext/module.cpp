@@ -229,6 +229,7 @@ NB_MODULE(_core, m) {
            [](GridBase& g, std::int64_t pairs, nb::handle i, nb::handle j, nb::handle distance, nb::handle vector,
               nb::handle shift) {
              cellint::py::PairsOut o;
+             o.pairs = static_cast<std::uint64_t>(pairs);
              o.i = static_cast<std::int64_t*>(maybe(i, g, Kind::Int64, {pairs}, "i"));
              o.j = static_cast<std::int64_t*>(maybe(j, g, Kind::Int64, {pairs}, "j"));
              o.distance = maybe(distance, g, Kind::Real, {pairs}, "distances");

@@ -181,3 +181,36 @@ def test_errors():
     if not cellint.cuda_available():
         with pytest.raises(ValueError, match="CPU only"):
             cellint.CellGrid(L, 2.0, device="cuda")
+
+
+def test_a_failed_build_keeps_the_attributes_of_the_same_count():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(0, 10, (100, 3))
+    grid = cellint.CellGrid([10, 10, 10], 2.5)
+    grid.build(x)
+    m = rng.uniform(1, 2, 100)
+    grid.attach("mass", m)
+    want = grid.interact(cellint.Density(h=1.0)).density
+    bad = x.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="particle 5"):
+        grid.build(bad)
+    with pytest.raises(ValueError, match="build"):
+        grid.interact(cellint.NeighborCount())
+    grid.build(x)
+    np.testing.assert_allclose(grid.interact(cellint.Density(h=1.0)).density, want, rtol=1e-12)
+
+
+def test_parameters_are_checked():
+    grid = cellint.CellGrid([10, 10, 10], 2.5)
+    grid.build(np.random.default_rng(0).uniform(0, 10, (50, 3)))
+    with pytest.raises(ValueError, match="sigma > 0"):
+        grid.interact(cellint.LennardJones(sigma=0))
+    with pytest.raises(ValueError, match="alpha"):
+        grid.interact(cellint.SoftSphere(alpha=0))
+    with pytest.raises(ValueError, match="particle 3 is negative"):
+        r = np.full(50, 0.5)
+        r[3] = -1
+        grid.attach("radius", r)
+    with pytest.raises(ValueError, match=r"stable=True"):
+        grid.interact(cellint.NeighborCount(), reproducible=True)

@@ -166,3 +166,45 @@ def test_bad_positions_name_the_particle():
 def test_integer_and_list_input_are_converted():
     i, j, S, d = cellint.neighbor_pairs([[0, 0, 0], [1, 0, 0], [5, 5, 5]], [10, 10, 10], 1.5)
     assert i.tolist() == [0] and j.tolist() == [1] and d.dtype == np.float64 and d[0] == 1.0
+
+
+def test_distances_stay_below_the_cutoff_at_the_rounding_edge():
+    """A pair whose squared distance is just below cutoff^2 can have a distance that rounds to the cutoff: the search
+    leaves such pairs out, so that d < cutoff holds for what it returns."""
+    x = np.array([[0, 0, 0], [0.2383, 2.0073, 1.4710]], dtype=np.float32)
+    for half in (True, False):
+        i, j, S, d = cellint.neighbor_pairs(x, [[-1, -1, -1], [4, 4, 4]], 2.5, periodic=False, half=half)
+        assert np.all(d < np.float32(2.5))
+
+
+def test_threads_each_get_their_own_cached_grid():
+    import threading
+
+    rng = np.random.default_rng(11)
+    L = [12.0, 12.0, 12.0]
+    xs = [rng.uniform(0, 12, (n, 3)) for n in (300, 3000)]
+    want = [len(cellint.neighbor_pairs(x, L, 2.5)[0]) for x in xs]
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(30):
+                got = len(cellint.neighbor_pairs(xs[k], L, 2.5)[0])
+                assert got == want[k], (got, want[k])
+        except Exception as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1, 0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    cellint.clear_cache()
+
+
+def test_periodic_flags_of_any_boolean_kind():
+    x = np.random.default_rng(2).uniform(0, 10, (200, 3))
+    a = cellint.neighbor_pairs(x, [10, 10, 10], 2.0, periodic=np.True_)
+    b = cellint.neighbor_pairs(x, [10, 10, 10], 2.0, periodic=[1, 1, 1])
+    assert as_set(a[0], a[1]) == as_set(b[0], b[1])

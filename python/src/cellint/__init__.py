@@ -13,6 +13,7 @@ See docs/python.md in the repository for the conventions and the measurements.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -33,6 +34,7 @@ __all__ = [
     "Result",
     "SoftSphere",
     "Unsupported",
+    "clear_cache",
     "cuda_available",
     "get_num_threads",
     "set_num_threads",
@@ -158,13 +160,15 @@ def _parse_box(box: Any, dim: Optional[int]) -> Tuple[np.ndarray, np.ndarray]:
             raise ValueError("cellint: only orthogonal boxes are supported (the cell matrix has off-diagonal terms)")
         lo, length = np.zeros(3), np.diag(b).copy()
     else:
-        raise ValueError(f"cellint: box must be the side lengths (dim,) or a (lo, hi) pair (2, dim); got shape {b.shape}")
+        raise ValueError(f"cellint: box must be the side lengths (dim,), a (lo, hi) pair (2, dim) or a diagonal 3x3 cell; "
+                         f"got shape {b.shape}")
     if dim is not None and len(length) != dim:
         raise ValueError(f"cellint: the box has {len(length)} axes but the positions have {dim}")
     if len(length) not in (2, 3):
         raise ValueError(f"cellint: 2 or 3 dimensions are supported, the box has {len(length)}")
     if not np.all(np.isfinite(length)) or np.any(length <= 0):
-        raise ValueError(f"cellint: box side lengths must be positive and finite, got {length.tolist()}")
+        raise ValueError(f"cellint: box side lengths must be positive and finite, got {length.tolist()}"
+                         + (" (a 2x2 box is read as a (lo, hi) pair of corners)" if b.shape == (2, 2) else ""))
     return lo, length
 
 
@@ -231,6 +235,7 @@ class CellGrid:
                                   pad(lo), pad(length), list(_parse_periodic(periodic, self.dim)), self.cutoff,
                                   float(min_cell_width), bool(stable))
         self._positions: Any = None
+        self._stable = bool(stable)
         self._attached: dict = {}
         self.last_report: Optional[Report] = None
 
@@ -244,7 +249,11 @@ class CellGrid:
         x = _a.as_array(positions, self.dtype)
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"cellint: positions must have shape (N, {self.dim}), got {tuple(x.shape)}")
-        self._g.build(_a.arg(x), x.shape[0])
+        try:
+            self._g.build(_a.arg(x), x.shape[0])
+        except BaseException:
+            self._positions = None  # not built: every call but build() says so
+            raise
         self._positions = x  # (what results are allocated like; the build keeps what it needs of the positions)
         if any(v.shape[0] != x.shape[0] for v in self._attached.values()):
             self._attached = {}
@@ -276,7 +285,9 @@ class CellGrid:
         if v.ndim != 1 or v.shape[0] != self.size:
             raise ValueError(f"cellint: {name} must have shape ({self.size},), got {tuple(v.shape)}")
         if not _a.all_finite(v):
-            raise ValueError(f"cellint: {name} holds NaN or infinite values")
+            raise ValueError(f"cellint: {name} of particle {_a.first_bad(v)} is NaN or infinite")
+        if name == "radius" and self.size and _a.to_float(v.min()) < 0:
+            raise ValueError(f"cellint: radius of particle {_a.first_negative(v)} is negative")
         self._g.attach(_ATTRIBUTES[name], _a.arg(v))
         self._attached[name] = v
 
@@ -320,12 +331,18 @@ class CellGrid:
         Returns: a Result in build() order, with its Report (also in `last_report`).
         """
         self._check_built("interact")
+        if reproducible and not self._stable:
+            raise ValueError("cellint: reproducible=True needs a grid made with CellGrid(..., stable=True) (an unstable "
+                             "build orders each cell's particles as the binning's atomics happen to run)")
         like = self._positions
         n, dim, dt = self.size, self.dim, self.dtype
         p: dict = {"statistics": bool(statistics), "reproducible": bool(reproducible)}
         force = energy = virial = scalar = None
         if isinstance(interaction, LennardJones):
             what = "lennard_jones"
+            if not (interaction.sigma > 0 and np.isfinite(interaction.epsilon) and interaction.softening >= 0):
+                raise ValueError(f"cellint: LennardJones needs sigma > 0, a finite epsilon and softening >= 0, got "
+                                 f"{interaction}")
             p.update(epsilon=interaction.epsilon, sigma=interaction.sigma, shifted=interaction.shifted,
                      softening=interaction.softening)
             force, energy, virial = _a.empty(like, (n, dim), dt), _a.empty(like, (n,), dt), _a.empty(like, (n,), dt)
@@ -334,6 +351,8 @@ class CellGrid:
             scalar = _a.empty(like, (n,), "int32")
         elif isinstance(interaction, Density):
             what = "density"
+            if not isinstance(interaction.h, (int, float, np.floating, np.integer)):
+                raise ValueError(f"cellint: Density h must be a number, got {interaction.h!r}")
             if interaction.kernel not in _KERNELS:
                 raise ValueError(f"cellint: Density kernel must be one of {sorted(_KERNELS)}, not '{interaction.kernel}'")
             if not interaction.h > 0:
@@ -348,6 +367,8 @@ class CellGrid:
             scalar = _a.empty(like, (n,), dt)
         elif isinstance(interaction, SoftSphere):
             what = "soft_sphere"
+            if not interaction.alpha > 0:
+                raise ValueError(f"cellint: SoftSphere alpha must be positive, got {interaction.alpha}")
             per = interaction.sigma is None
             if per:
                 if "radius" not in self._attached:
@@ -383,7 +404,8 @@ class CellGrid:
         else both (i, j) and (j, i). S (int32, (pairs, dim)) is the periodic shift in box lengths,
         so that the pair vector is D = x[j] - x[i] + S * lengths (ASE's "ijS" convention); with
         `vectors=True` D itself is returned in place of S. d is |D|. Pairs are grouped by i in
-        ascending order.
+        ascending order on the GPU and in the grid's cell order on the CPU. d < cutoff holds for every
+        distance returned.
         """
         self._check_built("neighbor_pairs")
         c = self.cutoff if cutoff is None else float(cutoff)
@@ -447,24 +469,33 @@ def neighbor_pairs(
         if any(_parse_periodic(periodic, dim)[:dim]):
             raise ValueError("cellint: a periodic box needs its size: give box")
         if not _a.all_finite(x):
-            raise ValueError("cellint: positions hold NaN or infinite values")
+            raise ValueError(f"cellint: particle {_a.first_bad(x)} has a NaN or infinite coordinate; fix the input")
         lo, hi = _a.bounds(x) if x.shape[0] else (np.zeros(dim), np.zeros(dim))
         span = np.maximum(hi - lo, cutoff) * (1 + 1e-6) + 1e-6 * cutoff
         box = np.stack([lo, lo + span])
     # the grid of the last call is used again for the same box, cutoff, periodicity, precision and device (its buffers
     # too): a simulation or an analysis calls this once per frame
-    key = (_box_key(box), float(cutoff), periodic if isinstance(periodic, bool) else tuple(periodic), dtype, dev, idx)
-    global _last_grid
-    if _last_grid is not None and _last_grid[0] == key:
-        grid = _last_grid[1]
+    key = (_box_key(box), float(cutoff), tuple(_parse_periodic(periodic, dim)), dtype, dev, idx)
+    last = getattr(_cache, "grid", None)
+    if last is not None and last[0] == key:
+        grid = last[1]
     else:
         grid = CellGrid(box, cutoff, periodic=periodic, dtype=dtype, device=dev if dev == "cpu" else f"cuda:{idx}")
-        _last_grid = (key, grid)
+        _cache.grid = (key, grid)
     grid.build(x)
-    return grid.neighbor_pairs(half=half, vectors=vectors)
+    try:
+        return grid.neighbor_pairs(half=half, vectors=vectors)
+    finally:
+        grid._positions = None  # the cached grid keeps no reference to the caller's array
 
 
-_last_grid: Optional[Tuple[Any, CellGrid]] = None
+# neighbor_pairs() keeps the grid of its last call, per thread (a grid serves one thread at a time)
+_cache = threading.local()
+
+
+def clear_cache() -> None:
+    """Frees the grid (and its buffers) that neighbor_pairs() keeps from its last call in this thread."""
+    _cache.grid = None
 
 
 def _box_key(box: Any) -> Any:

@@ -115,6 +115,18 @@ def to_float(x: Any) -> float:
     return float(x.item()) if hasattr(x, "item") else float(x)
 
 
+def first_bad(x: Any) -> int:
+    """The row of the first NaN or infinite value."""
+    h = to_numpy_host(x)
+    bad = ~np.isfinite(h)
+    return int(np.argwhere(bad.reshape(len(h), -1).any(axis=1))[0][0])
+
+
+def first_negative(x: Any) -> int:
+    """The index of the first negative value."""
+    return int(np.argwhere(to_numpy_host(x) < 0)[0][0])
+
+
 def all_finite(x: Any) -> bool:
     fw = framework(x)
     if fw == "torch":
