@@ -55,8 +55,8 @@ struct PairsOut {
   std::uint64_t pairs = 0;  // rows of the arrays: must be what the last count_pairs() returned
   std::int64_t* i = nullptr;
   std::int64_t* j = nullptr;
-  void* distance = nullptr;      // real
-  void* vector = nullptr;        // real (pairs, dim): x_j - x_i + S L, or null
+  void* distance = nullptr;       // real
+  void* vector = nullptr;         // real (pairs, dim): x_j - x_i + S L, or null
   std::int32_t* shift = nullptr;  // (pairs, dim): S, or null
 };
 

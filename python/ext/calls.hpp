@@ -26,14 +26,14 @@ template <class B, class R, int D>
 CallReport call_lennard_jones(Grid<B, R, D>& g, const Request& r) {
   const auto lj = LennardJones<R, D>::make(static_cast<R>(r.epsilon), static_cast<R>(r.sigma), g.grid.cutoff(),
                                            r.shifted, static_cast<R>(r.softening));
-  return run_functor(g, r, lj, PutForces<R, D>{static_cast<R*>(r.force), static_cast<R*>(r.energy),
-                                               static_cast<R*>(r.virial)});
+  return run_functor(g, r, lj,
+                     PutForces<R, D>{static_cast<R*>(r.force), static_cast<R*>(r.energy), static_cast<R*>(r.virial)});
 }
 
 template <class B, class R, int D>
 CallReport call_count(Grid<B, R, D>& g, const Request& r) {
-  return run_functor(g, r, NeighborCount<R, D>{}, PutScalar<std::int32_t, R>{static_cast<std::int32_t*>(r.scalar),
-                                                                               nullptr, R(0), R(0)});
+  return run_functor(g, r, NeighborCount<R, D>{},
+                     PutScalar<std::int32_t, R>{static_cast<std::int32_t*>(r.scalar), nullptr, R(0), R(0)});
 }
 
 template <class B, class R, int D>
@@ -42,7 +42,9 @@ CallReport call_density(Grid<B, R, D>& g, const Request& r) {
   const R w0 = r.self_term ? w(R(0)) : R(0);
   R* out = static_cast<R*>(r.scalar);
   if (r.per_particle) {
-    CELLINT_EXPECTS(g.handles[0].has_value(), "cellint.Density: the grid's masses were dropped (a build() with another particle count); attach('mass', values) again");
+    CELLINT_EXPECTS(g.handles[0].has_value(),
+                    "cellint.Density: the grid's masses were dropped (a build() with another particle "
+                    "count); attach('mass', values) again");
     Density<R, D, true> f;
     f.w = w;
     f.masses = *g.handles[0];
@@ -63,7 +65,9 @@ CallReport call_soft_sphere(Grid<B, R, D>& g, const Request& r) {
     f.alpha = static_cast<R>(r.alpha);
   };
   if (r.per_particle) {
-    CELLINT_EXPECTS(g.handles[1].has_value(), "cellint.SoftSphere(sigma=None): the grid's radii were dropped (a build() with another particle count); attach('radius', values) again");
+    CELLINT_EXPECTS(g.handles[1].has_value(),
+                    "cellint.SoftSphere(sigma=None): the grid's radii were dropped (a build() with "
+                    "another particle count); attach('radius', values) again");
     SoftSphere<R, D, true> f;
     set(f);
     f.radii = *g.handles[1];
@@ -74,14 +78,17 @@ CallReport call_soft_sphere(Grid<B, R, D>& g, const Request& r) {
   return run_functor(g, r, f, put);
 }
 
-/// The pair search runs one thread-per-target strategy in both passes (par-part-loop on GPUs, cell-loop on the CPU):
-/// its pair term is called once for each candidate of each real target, which the writer's side effects need.
-template <class B>
-using PairStrategy = std::conditional_t<B::is_gpu_like, ParPartLoop, CellLoop>;
+template <class B, class R, int D>
+std::uint64_t count_pairs_gpu(Grid<B, R, D>& g);
+template <class B, class R, int D>
+void fill_pairs_gpu(Grid<B, R, D>& g, const PairsOut& o);
+
+/// The GPU pair search runs one thread-per-target strategy in both passes: its pair term is called once for each
+/// candidate of each real target, which the writer's side effects need. (The CPU has its own search, cpu_pairs.hpp.)
+using PairStrategy = ParPartLoop;
 
 template <class B, class R, int D>
 std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
-  const Index n = g.grid.size();
   const auto cut = static_cast<R>(cutoff);
   // the largest r^2 bound whose every distance below it rounds to less than the cutoff: d < cutoff holds for the
   // distances returned, not only for the squares tested
@@ -89,37 +96,47 @@ std::uint64_t call_count_pairs(Grid<B, R, D>& g, double cutoff, bool half) {
   while (rc2 > R(0) && std::sqrt(std::nextafter(rc2, R(0))) >= cut) rc2 = std::nextafter(rc2, R(0));
   g.rule.rc2 = rc2;
   g.rule.half = half;
-  if constexpr (std::is_same<B, Host>::value) {
-    g.pairs_counted = true;
+  if constexpr (std::is_same<B, Host>::value)
     g.pair_total = g.cpu_pairs.find(g.grid.view(), g.rule.rc2, half);
-    return g.pair_total;
-  }
+  else
+    g.pair_total = count_pairs_gpu(g);
+  g.pairs_counted = true;
+  return g.pair_total;
+}
+
+/// The GPU's first pass: each target's count in the user's order, the rows' offsets and the total.
+template <class B, class R, int D>
+std::uint64_t count_pairs_gpu(Grid<B, R, D>& g) {
+  const Index n = g.grid.size();
   g.pair_count.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
   g.pair_offset.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
   PairCounter<R, D> f;
   static_cast<PairRule<R, D>&>(f) = g.rule;
   g.pair_rows.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
-  interact<PairStrategy<B>>(g.grid, f, g.pair_rows.data());
+  interact<PairStrategy>(g.grid, f, g.pair_rows.data());
   // the counts in the user's order: row t of the output is user particle t
-  detail::parallel_for<B>(n, detail::ScatterKernel<std::uint32_t>{g.pair_rows.data(), g.grid.original_index(),
-                                                                   g.pair_count.data()}, g.grid.stream());
+  detail::parallel_for<B>(
+      n, detail::ScatterKernel<std::uint32_t>{g.pair_rows.data(), g.grid.original_index(), g.pair_count.data()},
+      g.grid.stream());
   std::uint64_t bound = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(g.grid.max_per_cell());
   for (int d = 0; d < D; ++d) bound *= 3;
   g.small.resize(2);
-  const std::uint64_t total = exclusive_offsets<B>(g.pair_count.data(), g.pair_offset.data(), n, bound, g.small.data(),
-                                                   g.grid.stream());
-  g.pairs_counted = true;
-  g.pair_total = total;
-  return total;
+  return exclusive_offsets<B>(g.pair_count.data(), g.pair_offset.data(), n, bound, g.small.data(), g.grid.stream());
 }
 
 template <class B, class R, int D>
 void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
-  if constexpr (std::is_same<B, Host>::value) {
+  if constexpr (std::is_same<B, Host>::value)
     g.cpu_pairs.write(g.grid.view(), g.wraps.data(), o);
-    g.pairs_counted = false;
-    return;
-  }
+  else
+    fill_pairs_gpu(g, o);
+  g.pairs_counted = false;
+}
+
+/// The GPU's second pass (packed slots into each target's row), the row check, then a thread per pair writes the
+/// outputs.
+template <class B, class R, int D>
+void fill_pairs_gpu(Grid<B, R, D>& g, const PairsOut& o) {
   const Index n = g.grid.size();
   const std::uint64_t total = g.pair_total;
   PairWriter<R, D> f;
@@ -129,7 +146,7 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
   g.pair_packed.resize(static_cast<std::size_t>(std::max<std::uint64_t>(total, 1)));
   f.packed = g.pair_packed.data();
   g.pair_rows.resize(static_cast<std::size_t>(std::max<Index>(n, 1)));
-  interact<PairStrategy<B>>(g.grid, f, g.pair_rows.data());
+  interact<PairStrategy>(g.grid, f, g.pair_rows.data());
   // every row must be exactly as long as counted: the two passes share the rule and the strategy
   int* bad = reinterpret_cast<int*>(g.small.data());
   B::fill_bytes(bad, 0xff, sizeof(int), g.grid.stream());  // -1
@@ -139,7 +156,8 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
   B::copy(&first, bad, sizeof(int), CopyKind::DeviceToHost, g.grid.stream());
   B::synchronize(g.grid.stream());
   if (first >= 0)  // (before the expansion, which would read the rows' unwritten words)
-    throw Error(detail::cat("cellint.neighbor_pairs: particle ", first, " has another number of pairs in the second "
+    throw Error(detail::cat("cellint.neighbor_pairs: particle ", first,
+                            " has another number of pairs in the second "
                             "pass than in the first; please report this"));
   PairExpand<R, D> e{};
   e.packed = g.pair_packed.data();
@@ -161,23 +179,20 @@ void call_fill_pairs(Grid<B, R, D>& g, const PairsOut& o) {
   for (e.base = 0; e.base < total; e.base += step)
     detail::parallel_for<B>(static_cast<Index>(std::min(step, total - e.base)), e, g.grid.stream());
   B::synchronize(g.grid.stream());
-  g.pairs_counted = false;
 }
 
 }  // namespace cellint::py
 
 /// Instantiates every call of one group for backend B, real R, dimension D.
 #define CELLINT_PY_INSTANTIATE(B, R, D, GROUP) CELLINT_PY_INSTANTIATE_##GROUP(B, R, D)
-#define CELLINT_PY_INSTANTIATE_forces(B, R, D)                                                          \
-  template cellint::py::CallReport cellint::py::call_lennard_jones(cellint::py::Grid<B, R, D>&,        \
-                                                                   const cellint::py::Request&);        \
-  template cellint::py::CallReport cellint::py::call_soft_sphere(cellint::py::Grid<B, R, D>&,          \
+#define CELLINT_PY_INSTANTIATE_forces(B, R, D)                                                   \
+  template cellint::py::CallReport cellint::py::call_lennard_jones(cellint::py::Grid<B, R, D>&,  \
+                                                                   const cellint::py::Request&); \
+  template cellint::py::CallReport cellint::py::call_soft_sphere(cellint::py::Grid<B, R, D>&,    \
                                                                  const cellint::py::Request&);
-#define CELLINT_PY_INSTANTIATE_scalars(B, R, D)                                                          \
-  template cellint::py::CallReport cellint::py::call_count(cellint::py::Grid<B, R, D>&,                \
-                                                           const cellint::py::Request&);                \
-  template cellint::py::CallReport cellint::py::call_density(cellint::py::Grid<B, R, D>&,              \
-                                                             const cellint::py::Request&);
-#define CELLINT_PY_INSTANTIATE_pairs(B, R, D)                                                                          \
-  template std::uint64_t cellint::py::call_count_pairs(cellint::py::Grid<B, R, D>&, double, bool);                    \
+#define CELLINT_PY_INSTANTIATE_scalars(B, R, D)                                                                       \
+  template cellint::py::CallReport cellint::py::call_count(cellint::py::Grid<B, R, D>&, const cellint::py::Request&); \
+  template cellint::py::CallReport cellint::py::call_density(cellint::py::Grid<B, R, D>&, const cellint::py::Request&);
+#define CELLINT_PY_INSTANTIATE_pairs(B, R, D)                                                      \
+  template std::uint64_t cellint::py::call_count_pairs(cellint::py::Grid<B, R, D>&, double, bool); \
   template void cellint::py::call_fill_pairs(cellint::py::Grid<B, R, D>&, const cellint::py::PairsOut&);

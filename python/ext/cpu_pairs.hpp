@@ -5,9 +5,10 @@
 
 #include <vector>
 
-#include "api.hpp"
 #include "cellint/backend/host.hpp"
 #include "cellint/strategies/detail/neighbors.hpp"
+
+#include "api.hpp"
 #include "functors.hpp"
 
 namespace cellint::py {
@@ -22,8 +23,8 @@ struct FoundPair {
 template <class R, int D>
 struct CpuPairs {
   std::vector<std::vector<FoundPair>> chunks;  // in cell order: the output order
-  std::vector<std::size_t> found;                    // pairs of each chunk
-  std::vector<std::uint64_t> first;                  // output row of each chunk's first pair
+  std::vector<std::size_t> found;              // pairs of each chunk
+  std::vector<std::uint64_t> first;            // output row of each chunk's first pair
   bool half = true;
 
   /// Finds every pair of `v` closer than sqrt(rc2), each once, and returns how many rows the output has.
@@ -95,7 +96,8 @@ struct CpuPairs {
           const R shift = p.image[d] == 0 ? R(0) : p.image[d] > 0 ? len[d] : -len[d];
           ab[d] = v.pos[d][p.b] - (v.pos[d][p.a] - shift);
           r2 += ab[d] * ab[d];
-          s[d] = p.image[d] + wrap[d * static_cast<std::size_t>(v.n) + p.a] - wrap[d * static_cast<std::size_t>(v.n) + p.b];
+          s[d] = p.image[d] + wrap[d * static_cast<std::size_t>(v.n) + p.a] -
+                 wrap[d * static_cast<std::size_t>(v.n) + p.b];
         }
         const R r = std::sqrt(r2);
         const Index ua = v.original[p.a], ub = v.original[p.b];
@@ -165,7 +167,10 @@ struct CpuPairs {
     Index lo = 0, hi = v.geo.cell_count();
     while (lo < hi) {
       const Index mid = lo + (hi - lo) / 2;
-      if (v.cell_start[mid] < s) lo = mid + 1; else hi = mid;
+      if (v.cell_start[mid] < s)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }

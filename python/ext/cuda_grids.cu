@@ -1,5 +1,6 @@
 // The CUDA grids of the Python package (compiled by nvcc).
 #include "cellint/backend/cuda.hpp"
+
 #include "grid.hpp"
 
 namespace cellint::py {

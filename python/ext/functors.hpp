@@ -70,10 +70,21 @@ struct Density {
   std::conditional_t<PerParticle, Attribute<R>, char> masses{};  // (a handle only when it is read)
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
-    if constexpr (PerParticle) return v.attribute(masses)[i]; else { (void)v; (void)i; return {}; }
+    if constexpr (PerParticle)
+      return v.attribute(masses)[i];
+    else {
+      (void)v;
+      (void)i;
+      return {};
+    }
   }
   CELLINT_HD R m(const Payload& p) const {
-    if constexpr (PerParticle) return p; else { (void)p; return mass; }
+    if constexpr (PerParticle)
+      return p;
+    else {
+      (void)p;
+      return mass;
+    }
   }
   CELLINT_HD void operator()(R& rho, const Payload&, const Payload& s, const Vec<R, D>&, R r2) const {
     rho += m(s) * w(r2);
@@ -100,10 +111,22 @@ struct SoftSphere {
   std::conditional_t<PerParticle, Attribute<R>, char> radii{};
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
-    if constexpr (PerParticle) return v.attribute(radii)[i]; else { (void)v; (void)i; return {}; }
+    if constexpr (PerParticle)
+      return v.attribute(radii)[i];
+    else {
+      (void)v;
+      (void)i;
+      return {};
+    }
   }
   CELLINT_HD R contact(const Payload& a, const Payload& b) const {
-    if constexpr (PerParticle) return a + b; else { (void)a; (void)b; return sigma; }
+    if constexpr (PerParticle)
+      return a + b;
+    else {
+      (void)a;
+      (void)b;
+      return sigma;
+    }
   }
   /// Sets fr (F_i = fr dr) and returns V.
   CELLINT_HD R eval(R r2, R s, R& fr) const {
@@ -149,7 +172,9 @@ struct PairRule {
   R rc2 = 0;
   bool half = true;
   template <class View>
-  CELLINT_HD PairId load(const View& v, Index i) const { return {v.original[i], i}; }
+  CELLINT_HD PairId load(const View& v, Index i) const {
+    return {v.original[i], i};
+  }
   CELLINT_HD bool keep(const PairId& t, const PairId& s, const Vec<R, D>& dr) const {
     return (!half || t.id < s.id) && fixed_r2(dr) < rc2;
   }
@@ -219,8 +244,9 @@ struct PairExpand {
     distance[k] = std::sqrt(fixed_r2(dr));
     for (int d = 0; d < D; ++d) {
       if (vector) vector[k * D + d] = -dr[d];  // x_j - x_i at the image
-      if (shift) shift[k * D + d] = image[d] + wraps[d * static_cast<std::uint64_t>(n) + a] -
-                                    wraps[d * static_cast<std::uint64_t>(n) + b];
+      if (shift)
+        shift[k * D + d] =
+            image[d] + wraps[d * static_cast<std::uint64_t>(n) + a] - wraps[d * static_cast<std::uint64_t>(n) + b];
     }
   }
 };
@@ -252,9 +278,9 @@ struct RecordWraps {
   CELLINT_HD void operator()(A&, Index s) const {
     for (int d = 0; d < D; ++d)
       out[d * static_cast<std::uint64_t>(n) + s] =
-          inv_length[d] == R(0) ? 0
-                                : round_to_int((user[static_cast<std::uint64_t>(original[s]) * D + d] - pos[d][s]) *
-                                               inv_length[d]);
+          inv_length[d] == R(0)
+              ? 0
+              : round_to_int((user[static_cast<std::uint64_t>(original[s]) * D + d] - pos[d][s]) * inv_length[d]);
   }
 };
 
@@ -280,7 +306,9 @@ struct WriteUser {
   const Index* original;
   Put put;
   template <class A>
-  CELLINT_HD void operator()(A&, Index s) const { put(original[s], s, acc[s]); }
+  CELLINT_HD void operator()(A&, Index s) const {
+    put(original[s], s, acc[s]);
+  }
 };
 
 /// Force (and energy, virial when asked) of LennardJones / SoftSphere accumulators.
@@ -334,12 +362,14 @@ struct LastRow {
   Index n;
   std::uint64_t* total;
   template <class A>
-  CELLINT_HD void operator()(A&, Index) const { *total = std::uint64_t(offset[n - 1]) + count[n - 1]; }
+  CELLINT_HD void operator()(A&, Index) const {
+    *total = std::uint64_t(offset[n - 1]) + count[n - 1];
+  }
 };
 
-/// Row offsets of the pair search: offset[t] = sum of count[u] for u < t (user order), and the total. Refuses a total of
-/// 2^32 pairs or more (the arrays alone would take over 100 GB). `bound` is an upper bound of the total: below 2^32 the
-/// 32-bit scan cannot wrap; above it the counts are summed exactly on the host first.
+/// Row offsets of the pair search: offset[t] = sum of count[u] for u < t (user order), and the total. Refuses a total
+/// of 2^32 pairs or more (the arrays alone would take over 100 GB). `bound` is an upper bound of the total: below 2^32
+/// the 32-bit scan cannot wrap; above it the counts are summed exactly on the host first.
 template <class B>
 std::uint64_t exclusive_offsets(const std::uint32_t* count, std::uint32_t* offset, Index n, std::uint64_t bound,
                                 std::uint64_t* word, typename B::Stream s) {
@@ -350,7 +380,8 @@ std::uint64_t exclusive_offsets(const std::uint32_t* count, std::uint32_t* offse
     B::synchronize(s);
     std::uint64_t sum = 0;
     for (std::uint32_t v : c) sum += v;
-    CELLINT_EXPECTS(sum < (std::uint64_t(1) << 32), "cellint.neighbor_pairs: ", sum, " pairs are more than one call "
+    CELLINT_EXPECTS(sum < (std::uint64_t(1) << 32), "cellint.neighbor_pairs: ", sum,
+                    " pairs are more than one call "
                     "can return (2^32); use a smaller cutoff or fewer particles per call");
   }
   B::exclusive_scan(count, offset, n, s);

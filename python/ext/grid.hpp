@@ -145,10 +145,14 @@ class Grid final : public GridBase {
     CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(grid.built(), "cellint.CellGrid.interact: call build() first");
     switch (r.kind) {
-      case Interaction::LennardJones: return call_lennard_jones(*this, r);
-      case Interaction::NeighborCount: return call_count(*this, r);
-      case Interaction::Density: return call_density(*this, r);
-      case Interaction::SoftSphere: return call_soft_sphere(*this, r);
+      case Interaction::LennardJones:
+        return call_lennard_jones(*this, r);
+      case Interaction::NeighborCount:
+        return call_count(*this, r);
+      case Interaction::Density:
+        return call_density(*this, r);
+      case Interaction::SoftSphere:
+        return call_soft_sphere(*this, r);
     }
     throw InvalidArgument("cellint: unknown interaction");
   }
@@ -164,24 +168,26 @@ class Grid final : public GridBase {
     CppClock clock;
     CurrentDevice<B> on(spec.device_id);
     CELLINT_EXPECTS(pairs_counted && grid.built(), "cellint: fill_pairs without count_pairs");
-    CELLINT_EXPECTS(out.pairs == pair_total, "cellint: fill_pairs for ", out.pairs, " pairs, but the last count_pairs() "
-                    "found ", pair_total, " (was the grid used from another thread in between?)");
+    CELLINT_EXPECTS(out.pairs == pair_total, "cellint: fill_pairs for ", out.pairs,
+                    " pairs, but the last "
+                    "count_pairs() found ",
+                    pair_total, " (was the grid used from another thread in between?)");
     call_fill_pairs(*this, out);
   }
 
   GridSpec spec;
   CG grid;
-  Index last_n = -1;  // particles of the last successful build()
+  Index last_n = -1;                       // particles of the last successful build()
   std::optional<Attribute<R>> handles[2];  // mass, radius
   // the pair search between its two passes
   bool pairs_counted = false;
   PairRule<R, D> rule;
   Buffer<B, std::uint32_t> pair_count, pair_offset;
   std::uint64_t pair_total = 0;
-  Buffer<B, std::uint64_t> pair_packed;
-  Buffer<B, std::int32_t> wraps;  // RecordWraps's: the pair search's shifts refer to the positions given to build()  // the second pass's packed slots, then expanded into the outputs
+  Buffer<B, std::uint64_t> pair_packed;  // the GPU's second pass: packed slots, then expanded into the outputs
+  Buffer<B, std::int32_t> wraps;  // RecordWraps's: the pair search's shifts refer to the positions given to build()
   // scratch kept from call to call: an allocation on a GPU costs more than a small call's work (and a free waits)
-  Buffer<B, R> axis[D];                  // build(): one array per axis
+  Buffer<B, R> axis[D];                   // build(): one array per axis
   Buffer<B, unsigned char> accumulators;  // interact(): the functor's sorted results
   Buffer<B, std::uint32_t> pair_rows;     // the pair search's per-target rows, sorted order
   Buffer<B, std::uint64_t> small;         // a few words read back by the host
@@ -191,7 +197,7 @@ class Grid final : public GridBase {
     accumulators.resize(sizeof(T) * static_cast<std::size_t>(std::max<Index>(n, 1)));
     return reinterpret_cast<T*>(accumulators.data());
   }
-  CpuPairs<R, D> cpu_pairs;  // (Host)
+  CpuPairs<R, D> cpu_pairs;  // the CPU's pair search (Host)
 };
 
 /// The library's Report, flattened.
