@@ -35,6 +35,7 @@ struct Options {
   std::string strategy = "default";
   unsigned threads = 0;
   int per_thread = 0;
+  int splits = 0;  // all-pairs: Tuning::source_splits
   int kernel_reps = 0;
   std::string json, snapshot;
   double check_energy = -1, check_momentum = -1, check_period = -1;
@@ -80,6 +81,7 @@ struct Result {
   std::string strategy;
   double loop_s = 0;
   double kernel_ms = 0;  // one force evaluation, timed alone (--kernel-reps), else 0
+  cellint::LaunchShape shape{};  // the force evaluation's launch (GPU-like backends)
   Conserved start;
   double max_energy_error = 0;  // largest |E - E0| / |E0| over the thermo steps
   double max_momentum = 0;      // largest |P| / sum m|v| over the thermo steps
@@ -155,6 +157,7 @@ class Simulation {
       cellint::Tuning t;
       t.threads = o.threads;
       t.targets_per_thread = o.per_thread;
+      t.source_splits = o.splits;
       tuning_ = t;
       const cellint::Support ok = cellint::supports(strategy_, grid_, force_, tuning_);
       if (!ok.ok) throw std::invalid_argument("strategy " + o.strategy + " cannot run: " + ok.reason);
@@ -218,6 +221,7 @@ class Simulation {
     if (turns.size() >= 2) r.period = (turns.back() - turns.front()) / static_cast<double>(turns.size() - 1);
     if (orbit) r.period_expected = 2 * M_PI * std::sqrt(0.5 * 0.5 * 0.5 / (o_.G * 1.0));
     if (o_.kernel_reps > 0) r.kernel_ms = time_kernel(o_.kernel_reps);
+    r.shape = shape_;
     if (!o_.snapshot.empty()) write_snapshot();
     return r;
   }
@@ -283,14 +287,12 @@ class Simulation {
     const auto x = grid_.positions_user_order();
     return std::atan2(double(x[1][1]) - double(x[1][0]), double(x[0][1]) - double(x[0][0]));
   }
-  void forces() { pass(force_, acc_.data()); }
+  void forces() { shape_ = pass(force_, acc_.data()).shape; }
   void potential() { pass(potential_, phi_.data()); }
   template <class F, class Out>
-  void pass(const F& f, Out* out) {  // one interact() with the strategy of --strategy (Auto, or named)
-    if (strategy_ == cellint::StrategyKind::Auto)
-      cellint::interact(grid_, f, out);
-    else
-      cellint::interact_with(strategy_, grid_, f, out, tuning_);
+  cellint::Report pass(const F& f, Out* out) {  // one interact() with the strategy of --strategy (Auto, or named)
+    if (strategy_ == cellint::StrategyKind::Auto) return cellint::interact(grid_, f, out);
+    return cellint::interact_with(strategy_, grid_, f, out, tuning_);
   }
   void kick_drift() {
     KickDrift<Real, Acc, Accum> k{{grid_.positions(0), grid_.positions(1)},
@@ -349,6 +351,7 @@ class Simulation {
   cellint::Buffer<Backend, Accum> acc_;
   cellint::Buffer<Backend, typename Potential::Accum> phi_;
   cellint::StrategyKind strategy_ = cellint::StrategyKind::AllPairs;
+  cellint::LaunchShape shape_{};  // the last force evaluation's launch
   cellint::Tuning tuning_;
   Conserved start_;            // the state run() started from
   double momentum_scale_ = 1;  // sum m|v| at the start

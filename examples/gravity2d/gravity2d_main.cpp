@@ -38,7 +38,9 @@ void usage(const char* prog) {
       "  --backend B         host | cuda | emulated | auto (default: cuda when present, else host)\n"
       "  --strategy S        default (all-pairs on GPUs, brute-force on the CPU) or a strategy name\n"
       "  --threads N         all-pairs: threads per block = sources per tile (default 256)\n"
-      "  --targets-per-thread K  all-pairs: targets each thread holds, 1 | 2 | 4 (default 2)\n"
+      "  --targets-per-thread K  all-pairs: targets each thread holds, 1 | 2 | 4 (default 4)\n"
+      "  --source-splits S   all-pairs: blocks per group of targets, each over its own run of sources (default:\n"
+      "                      the fewest that make the launch whole waves of the GPU; 1 = none)\n"
       "  --kernel-reps N     after the run, time N force evaluations alone (GPU events) and report the rate\n"
       "  --check-energy X    fail unless |E - E0| / |E0| <= X at every energy line\n"
       "  --check-momentum X  fail unless |P - P0| / sum m|v| <= X at every energy line\n"
@@ -98,6 +100,9 @@ Options parse(int argc, char** argv) {
       o.per_thread = args.integer();
       if (o.per_thread != 1 && o.per_thread != 2 && o.per_thread != 4)
         args.fail("--targets-per-thread must be 1, 2 or 4");
+    } else if (a == "--source-splits") {
+      o.splits = args.integer();
+      if (o.splits < 0) args.fail("--source-splits must be >= 0");
     } else if (a == "--kernel-reps") {
       o.kernel_reps = args.integer();
       if (o.kernel_reps < 0) args.fail("--kernel-reps must be >= 0");
@@ -138,8 +143,9 @@ int simulate(const Options& o) {
   double gflops = 0;
   if (r.kernel_ms > 0) {
     gflops = pairs * flops / (r.kernel_ms * 1e-3) / 1e9;
-    std::printf("Force evaluation alone: %.6g ms, %.4g pairs/s, %.5g GFLOP/s at %d flops per pair\n", r.kernel_ms,
-                pairs / (r.kernel_ms * 1e-3), gflops, flops);
+    std::printf("Force evaluation alone: %.6g ms, %.4g pairs/s, %.5g GFLOP/s at %d flops per pair (%u blocks of %u "
+                "threads)\n",
+                r.kernel_ms, pairs / (r.kernel_ms * 1e-3), gflops, flops, r.shape.grid, r.shape.block);
   }
   // (no full turn measured: a difference of 1)
   const double period_error = r.period > 0 ? std::abs(r.period - r.period_expected) / r.period_expected : 1.0;
@@ -163,8 +169,9 @@ int simulate(const Options& o) {
     std::fprintf(f,
                  "  \"kernel_ms\": %.6g,\n  \"flops_per_pair\": %d,\n  \"kernel_gflops\": %.6g,\n  "
                  "\"max_energy_error\": %.6g,\n  \"max_momentum_error\": %.6g,\n  \"period\": %.10g,\n  "
-                 "\"period_expected\": %.10g\n}\n",
-                 r.kernel_ms, flops, gflops, r.max_energy_error, r.max_momentum, r.period, r.period_expected);
+                 "\"period_expected\": %.10g,\n  \"launch_blocks\": %u,\n  \"launch_threads\": %u\n}\n",
+                 r.kernel_ms, flops, gflops, r.max_energy_error, r.max_momentum, r.period, r.period_expected,
+                 r.shape.grid, r.shape.block);
     std::fclose(f);
   }
   bool ok = true;

@@ -27,7 +27,8 @@ TEST_CASE("all-pairs matches the oracle with tiles that do not divide the partic
     Tuning t;
     t.threads = threads;
     t.targets_per_thread = threads == 32 ? 1 : threads == 64 ? 4 : 2;
-    INFO(threads << " threads, " << t.targets_per_thread << " targets each");
+    t.source_splits = threads == 64 ? 2 : 0;  // (sums of two runs of sources, added with atomics)
+    INFO(threads << " threads, " << t.targets_per_thread << " targets each, splits " << t.source_splits);
     Case c;
     c.cells = 5;
     c.ppc = 7.3;  // (a count that no tile size divides)
@@ -80,7 +81,11 @@ TEST_CASE("all-pairs calls a functor without a cutoff test for every pair, at th
     out.fill_bytes(0xFF);
     Tuning per;
     per.targets_per_thread = periodic ? 4 : 1;  // (the default, 2, runs in the count below)
-    interact_with(StrategyKind::AllPairs, grid, f, out.data(), per);
+    per.threads = 32;
+    per.source_splits = 3;  // three runs of sources per target, added with atomics into zeroed sums
+    const Report report = interact_with(StrategyKind::AllPairs, grid, f, out.data(), per);
+    const unsigned groups = (n + 32u * per.targets_per_thread - 1) / (32u * per.targets_per_thread);
+    CHECK(report.shape.grid == 3 * groups);
     B::synchronize();
     const auto got = grid.to_user_order(out.data());
     double worst = 0;
@@ -152,6 +157,9 @@ TEST_CASE("all-pairs: Auto's eligibility and the refusals", CELLINT_TEST_TAG "[a
   const Support three = supports(StrategyKind::AllPairs, grid, f, t);
   CHECK_FALSE(three.ok);
   CHECK(three.reason.find("1, 2 or 4") != std::string::npos);
+  t.targets_per_thread = 0;
+  t.source_splits = -1;
+  CHECK_FALSE(supports(StrategyKind::AllPairs, grid, f, t).ok);
 }
 
 }  // namespace all_pairs_test

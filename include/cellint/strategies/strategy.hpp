@@ -65,7 +65,11 @@ struct Tuning {
   unsigned sm_particles = 0;  ///< Par-Cell-SM staging buffer in particles (default 512)
   int pencil_length = 0;      ///< X-pencil: target cells per pencil L (default from budget and M_C)
   int subbox[3] = {0, 0, 0};  ///< All-in-SM / X-pencil-reg: target cells per block along x, y, z
-  int targets_per_thread = 0;  ///< All-pairs: targets each thread holds in registers, 1, 2 or 4 (default 2)
+  int targets_per_thread = 0;  ///< All-pairs: targets each thread holds in registers, 1, 2 or 4 (default 4)
+  /// All-pairs: blocks per group of targets, each over its own run of sources, their sums added with atomics (default:
+  /// the fewest that make the launch whole waves of the device; 1 = none; always 1 with `reproducible` or an Accum
+  /// that is not an array of one scalar type).
+  int source_splits = 0;
   /// Fill Report::stats: the call is timed (events on GPUs) and synchronised, and a counting pass runs after it. Off
   /// (the default), nothing of it runs: the kernels are the same either way.
   bool statistics = false;

@@ -602,16 +602,6 @@ struct ListInteract {
   }
 };
 
-/// Adds accumulator `a` into *p element by element with the atomics `at` (Accum is an array of AccumScalar).
-template <class T, class A>
-CELLINT_HD CELLINT_INLINE void atomic_add_accum(A& at, typename T::Accum* p, const typename T::Accum& a) {
-  using S = typename T::AccumScalar;
-  constexpr int k = static_cast<int>(sizeof(typename T::Accum) / sizeof(S));
-  const S* src = reinterpret_cast<const S*>(&a);
-  S* dst = reinterpret_cast<S*>(p);
-  for (int e = 0; e < k; ++e) at.atomic_add(dst + e, src[e]);
-}
-
 /// Walks the half row of list position t (every pair once, Newton's third law): calls sink(j, acc_j) with the source
 /// slot j's share of each pair and returns the target's share (its slot goes to *slot). Overflowed rows are scanned
 /// from the list's cells.

@@ -78,6 +78,16 @@ CELLINT_HD CELLINT_INLINE void accumulate_pair(const F& f, const S& s, const Vec
   }
 }
 
+/// Adds accumulator `a` into *p element by element with the atomics `at` (Accum is an array of AccumScalar).
+template <class T, class A>
+CELLINT_HD CELLINT_INLINE void atomic_add_accum(A& at, typename T::Accum* p, const typename T::Accum& a) {
+  using S = typename T::AccumScalar;
+  constexpr int k = static_cast<int>(sizeof(typename T::Accum) / sizeof(S));
+  const S* src = reinterpret_cast<const S*>(&a);
+  S* dst = reinterpret_cast<S*>(p);
+  for (int e = 0; e < k; ++e) at.atomic_add(dst + e, src[e]);
+}
+
 /// The symmetric pair term (Newton's third law): as accumulate_pair(), but the functor's
 /// `symmetric(acc_target, acc_source, ...)` adds the pair to both sides at once.
 CELLINT_HD_WARNING_DISABLE
