@@ -16,6 +16,12 @@ if ! [ -f /usr/include/catch2/catch.hpp ] && command -v apt-get >/dev/null && [ 
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq catch2 >/dev/null
 fi
 
+# OpenMPI for the cellint::mpi tests (run under mpiexec with 1 to 8 ranks), likewise
+if ! command -v mpicxx >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "test.sh: installing Debian's OpenMPI (libopenmpi-dev, openmpi-bin) for the cellint::mpi tests"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenmpi-dev openmpi-bin >/dev/null
+fi
+
 # CUDA tests: compiling them takes most of the build, and they only run on a GPU.
 have_gpu=0
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then have_gpu=1; fi
@@ -46,5 +52,7 @@ if [ "$cuda" = OFF ]; then
 elif [ "$have_gpu" = 0 ]; then
   echo "CUDA tests: built, reported as skipped: no NVIDIA GPU on this machine (they run on one)"
 fi
+if command -v mpicxx >/dev/null; then echo "MPI tests: run under mpiexec with 1, 2, 3, 4 and 8 ranks"
+else echo "MPI tests: not built (no MPI found; as root this script installs Debian's OpenMPI)"; fi
 echo "HIP tests: built only by a separate hipcc build (see .ci/run); no AMD GPU runs them here"
 exit $rc

@@ -1,0 +1,307 @@
+// cellint::mpi on the CPU, run by CTest under mpiexec with 1, 2, 3, 4 and 8 ranks: every owned particle's sums equal
+// the single-rank run's (counts exactly, Lennard-Jones forces to rounding) for every strategy of the backend, 2D and
+// 3D, open and periodic, uniform and clustered; migration keeps every particle exactly once; bad input is an error on
+// every rank. Each test case is collective: every rank runs it, rank 0 checks what the others sent it.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mpi.h>
+#include <random>
+#include <vector>
+
+#include "cellint/backend/emulated.hpp"
+#include "cellint/backend/host.hpp"
+#include "cellint/mpi/distributed_grid.hpp"
+#include "cellint/potentials/counting.hpp"
+#include "cellint/potentials/lennard_jones.hpp"
+
+#include "support/generators.hpp"
+
+namespace {
+using namespace cellint;
+using cellint::test::Distribution;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+/// A seed that differs run to run, the same on every rank.
+std::uint64_t shared_seed() {
+  std::uint64_t s = cellint::test::fresh_seed();
+  MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return s;
+}
+
+/// Every rank's (id, value) pairs, on rank 0 (empty elsewhere).
+template <class T>
+std::map<std::uint64_t, T> gather(const std::vector<std::uint64_t>& ids, const std::vector<T>& values) {
+  const int size = world_size(), rank = world_rank();
+  int n = static_cast<int>(ids.size());
+  std::vector<int> counts(static_cast<std::size_t>(size)), at(static_cast<std::size_t>(size) + 1, 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (int r = 0; r < size; ++r) at[static_cast<std::size_t>(r) + 1] = at[static_cast<std::size_t>(r)] + counts[r];
+  std::vector<std::uint64_t> all_ids(static_cast<std::size_t>(at.back()));
+  MPI_Gatherv(ids.data(), n, MPI_UINT64_T, all_ids.data(), counts.data(), at.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  std::vector<int> bcounts(counts), bat(at);
+  for (auto& c : bcounts) c *= static_cast<int>(sizeof(T));
+  for (auto& c : bat) c *= static_cast<int>(sizeof(T));
+  std::vector<T> all(all_ids.size());
+  MPI_Gatherv(values.data(), n * static_cast<int>(sizeof(T)), MPI_BYTE, all.data(), bcounts.data(), bat.data(),
+              MPI_BYTE, 0, MPI_COMM_WORLD);
+  std::map<std::uint64_t, T> m;
+  if (rank == 0)
+    for (std::size_t i = 0; i < all.size(); ++i) m.emplace(all_ids[i], all[i]);
+  return m;
+}
+
+template <class Real, int Dim>
+Box<Real, Dim> test_box(bool periodic, int cells) {
+  Box<Real, Dim> b;
+  for (int d = 0; d < Dim; ++d) {
+    b.origin[d] = Real(-1.5) + Real(d);
+    b.lengths[d] = static_cast<Real>(cells + d);  // (cells + d) cells of width 1 along axis d
+    b.periodic[d] = periodic;
+  }
+  return b;
+}
+
+/// The same positions on every rank; each rank first holds every size-th particle (not its own), so that the first
+/// migration moves most of them.
+template <class B, class Real, int Dim, class Positions>
+void scatter(mpi::DistributedGrid<B, Real, Dim>& g, const Positions& x) {
+  auto& p = g.particles();
+  p.clear();
+  for (std::size_t i = 0; i < x[0].size(); ++i)
+    if (static_cast<int>(i % static_cast<std::size_t>(g.size())) == g.rank()) {
+      Real xi[Dim];
+      for (int d = 0; d < Dim; ++d) xi[d] = x[d][i];
+      const double f = static_cast<double>(i);  // one field: the id again, to check fields travel with the particle
+      p.push(i, xi, &f);
+    }
+}
+
+/// Ranks per axis: balanced_ranks()'s choice (all zero), or, with `spread` and an even count of at least 4, two along x
+/// and the rest along y (so that edge and corner ghosts travel through two faces whatever the balanced choice).
+template <int Dim>
+std::array<int, Dim> ranks_for(bool spread) {
+  std::array<int, Dim> r{};
+  const int size = world_size();
+  if (spread && size >= 4 && size % 2 == 0) {
+    r.fill(1);
+    r[0] = 2;
+    r[1] = size / 2;
+  }
+  return r;
+}
+
+template <class B, class Real, int Dim>
+void compare_with_single_rank(bool periodic, Distribution dist, std::uint64_t seed, bool spread = false) {
+  const int cells = 7;
+  const Box<Real, Dim> box = test_box<Real, Dim>(periodic, cells);
+  CellGrid<B, Real, Dim> shape(box, Real(1));
+  const auto x = cellint::test::make_positions<Real, Dim>(shape.geometry(), 3.0, dist, seed);
+  mpi::DistributedGrid<B, Real, Dim> g(MPI_COMM_WORLD, box, Real(1), ranks_for<Dim>(spread));
+  g.particles().fields = 1;
+  scatter(g, x);
+  g.migrate(true);
+  g.exchange();
+  // fields travelled with their particles (into the ghost layer too)
+  int wrong_fields = 0;
+  const auto& cg = g;
+  for (const auto* p : {&cg.particles(), &cg.ghosts()})
+    for (std::size_t i = 0; i < p->size(); ++i) wrong_fields += p->field[i] != static_cast<double>(p->id[i]);
+  // the reference: the whole system on one grid, on rank 0
+  CellGrid<B, Real, Dim> whole(box, Real(1));
+  whole.build(x);
+  using LJ = LennardJones<Real, Dim, double>;
+  // (softened: a pair closer than the generators' nearest ones would turn the rounding of dr, which differs between
+  // strategies and between a periodic image and a ghost, into large relative force differences)
+  const LJ lj = LJ::make(Real(1), Real(0.4), Real(1), true, Real(0.25));
+  NeighborCount<Real, Dim> count;
+  std::vector<unsigned> want_count, borderline;
+  std::vector<typename LJ::Accum> want_lj;
+  if (world_rank() == 0) {
+    // pairs within 1e-5 of the cutoff (minimum image, in double)
+    const std::size_t n = x[0].size();
+    borderline.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = i + 1; j < n; ++j) {
+        double r2 = 0;
+        for (int d = 0; d < Dim; ++d) {
+          double dx = static_cast<double>(x[d][i]) - static_cast<double>(x[d][j]);
+          if (periodic) dx -= box.lengths[d] * std::nearbyint(dx / box.lengths[d]);
+          r2 += dx * dx;
+        }
+        if (std::abs(std::sqrt(r2) - 1.0) <= 1e-5) ++borderline[i], ++borderline[j];
+      }
+    Buffer<B, unsigned> c(x[0].size());
+    interact_with(StrategyKind::Auto, whole, count, c.data());
+    want_count = whole.to_user_order(c.data());
+    Buffer<B, typename LJ::Accum> f(x[0].size());
+    interact_with(StrategyKind::Auto, whole, lj, f.data());
+    want_lj = whole.to_user_order(f.data());
+  }
+  for (StrategyKind k : strategies_for<B>()) {
+    // (all ranks agree: a shared-memory strategy may refuse one rank's fullest cell)
+    int ok = supports(k, g.grid(), count).ok && supports(k, g.grid(), lj).ok, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) continue;
+    const auto got_count = g.interact(count, k);
+    const auto got_lj = g.interact(lj, k);
+    const auto all_count = gather(g.particles().id, got_count);
+    const auto all_lj = gather(g.particles().id, got_lj);
+    if (world_rank() != 0) continue;
+    INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << ", " << Dim << "D, "
+                      << (periodic ? "periodic" : "open") << ", " << cellint::test::to_string(dist) << ", "
+                      << to_string(k) << ", seed " << seed);
+    CHECK(all_count.size() == x[0].size());
+    CHECK(all_lj.size() == x[0].size());
+    if (all_count.size() != x[0].size() || all_lj.size() != x[0].size()) continue;
+    int wrong = 0;
+    double worst = 0;
+    for (const auto& [id, c] : all_count) {
+      // float: a pair within rounding of the cutoff may be in on one side and out on the other (a ghost's x + L is
+      // rounded by its sender, a periodic image's dr in the kernel); such a pair explains a count off by one
+      const unsigned slack = sizeof(Real) == 4 ? borderline[id] : 0;
+      wrong += c + slack < want_count[id] || c > want_count[id] + slack;
+      if (slack > 0) continue;  // (and its force may differ by such a pair's)
+      const auto& a = all_lj.at(id);
+      const auto& b = want_lj[id];
+      double scale = 1;
+      for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(b.force[d]));
+      for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(a.force[d] - b.force[d]) / scale);
+      worst = std::max(worst, std::abs(a.energy - b.energy) / std::max(1.0, std::abs(b.energy)));
+    }
+    CHECK(wrong == 0);
+    // float: a ghost's position is x + L rounded once by its sender, a periodic image's is formed in the kernel, and
+    // the two roundings of dr (~1e-6 at these coordinates) differ by up to 13 dr/r relatively in an LJ force
+    CHECK(worst < (sizeof(Real) == 4 ? 1e-3 : 1e-12));
+  }
+  const int all_wrong_fields = g.sum(wrong_fields);
+  CHECK(all_wrong_fields == 0);
+}
+
+TEST_CASE("distributed sums equal the single-rank run's, every strategy", "[mpi]") {
+  const std::uint64_t seed = shared_seed();
+  for (bool periodic : {true, false})
+    for (Distribution dist : {Distribution::Uniform, Distribution::Clustered, Distribution::OnFaces}) {
+      compare_with_single_rank<Host, double, 3>(periodic, dist, seed);
+      compare_with_single_rank<Host, float, 2>(periodic, dist, seed + 1);
+      compare_with_single_rank<Emulated, float, 3>(periodic, dist, seed + 2);
+      compare_with_single_rank<Emulated, double, 2>(periodic, dist, seed + 3);
+      if (world_size() >= 4 && world_size() % 2 == 0) {
+        compare_with_single_rank<Host, double, 3>(periodic, dist, seed + 4, true);
+        compare_with_single_rank<Emulated, float, 2>(periodic, dist, seed + 5, true);
+      }
+    }
+}
+
+TEST_CASE("migration keeps every particle exactly once, across rank boundaries and the periodic wrap", "[mpi]") {
+  const std::uint64_t seed = shared_seed();
+  for (bool periodic : {true, false}) {
+    const Box<double, 3> box = test_box<double, 3>(periodic, 9);
+    mpi::DistributedGrid<Host, double, 3> g(MPI_COMM_WORLD, box, 1.0);
+    CellGrid<Host, double, 3> shape(box, 1.0);
+    const auto x = cellint::test::make_positions<double, 3>(shape.geometry(), 2.0, Distribution::Uniform, seed);
+    const std::uint64_t n = x[0].size();
+    g.particles().fields = 1;
+    scatter(g, x);
+    g.migrate(true);
+    std::mt19937_64 rng(seed + static_cast<std::uint64_t>(g.rank()));
+    int outside = 0, wrong_fields = 0;
+    for (int step = 0; step < 20; ++step) {
+      // each particle moves up to 0.9 of the narrowest sub-box (open box: reflected at the walls)
+      double most = 1e300;
+      for (int d = 0; d < 3; ++d) most = std::min(most, static_cast<double>(g.decomposition().width(d)));
+      std::uniform_real_distribution<double> u(-0.9 * most, 0.9 * most);
+      auto& p = g.particles();
+      for (std::size_t i = 0; i < p.size(); ++i)
+        for (int d = 0; d < 3; ++d) {
+          double v = p.x[d][i] + u(rng);
+          const double lo = box.origin[d], hi = box.origin[d] + box.lengths[d];
+          if (!periodic) v = v < lo ? 2 * lo - v : v > hi ? 2 * hi - v : v;
+          p.x[d][i] = v;
+        }
+      g.migrate();
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        wrong_fields += p.field[i] != static_cast<double>(p.id[i]);
+        for (int d = 0; d < 3; ++d) {
+          const int c = g.decomposition().coord_of(d, p.x[d][i]);
+          outside += c != g.coords()[d];
+        }
+      }
+      CHECK(g.global_count() == n);
+    }
+    const auto ids = gather(g.particles().id, g.particles().id);
+    CHECK(g.sum(outside) == 0);
+    CHECK(g.sum(wrong_fields) == 0);
+    if (g.rank() == 0) {
+      CHECK(ids.size() == n);  // every id once (a map: a duplicate would shrink it, and the count above holds)
+      CHECK((ids.empty() || (ids.begin()->first == 0 && ids.rbegin()->first == n - 1)));
+    }
+  }
+}
+
+TEST_CASE("bad input is an error on every rank", "[mpi]") {
+  const Box<double, 2> box = test_box<double, 2>(true, 8);
+  const int size = world_size();
+  // a decomposition that does not match the communicator
+  CHECK_THROWS_WITH((mpi::DistributedGrid<Host, double, 2>(MPI_COMM_WORLD, box, 1.0, {size + 1, 1})),
+                    Catch::Contains("ranks"));
+  // sub-boxes thinner than the ghost layer: 8 wide, cut in 8 or more, with a ghost layer of 1.5
+  if (size >= 8)
+    CHECK_THROWS_WITH((mpi::DistributedGrid<Host, double, 2>(MPI_COMM_WORLD, box, 1.5, {size, 1})),
+                      Catch::Contains("thinner than the ghost layer"));
+  mpi::DistributedGrid<Host, double, 2> g(MPI_COMM_WORLD, box, 1.0);
+  // a NaN position, on rank 0 only: every rank throws
+  g.particles().clear();
+  if (g.rank() == 0) {
+    const double nan[2] = {std::nan(""), 0.0};
+    g.particles().push(42, nan);
+  }
+  CHECK_THROWS_WITH(g.migrate(true), Catch::Contains("particle 42") && Catch::Contains("non-finite"));
+  // a particle that jumped two sub-boxes along a split axis (with 3 or more ranks along it)
+  if (size >= 4) {  // 4 or more ranks along y (9 long: sub-boxes at least 1.125 wide)
+    mpi::DistributedGrid<Host, double, 2> j(MPI_COMM_WORLD, box, 1.0, {1, size});
+    const auto& dec = j.decomposition();
+    if (j.rank() == 0) {
+      const double x[2] = {0.0, dec.lo(1, 2) + 0.1};  // sub-box 2 along y, two away from rank 0's
+      j.particles().push(7, x);
+    }
+    CHECK_THROWS_WITH(j.migrate(), Catch::Contains("particle 7") && Catch::Contains("more than one sub-box"));
+  }
+  // outside an open box
+  Box<double, 2> open = box;
+  open.periodic[0] = open.periodic[1] = false;
+  mpi::DistributedGrid<Host, double, 2> h(MPI_COMM_WORLD, open, 1.0);
+  if (h.rank() == size - 1) {
+    const double out[2] = {open.origin[0] + open.lengths[0] + 0.5, 0.0};
+    h.particles().push(5, out);
+  }
+  CHECK_THROWS_WITH(h.migrate(true), Catch::Contains("particle 5") && Catch::Contains("outside the open box"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    Catch::Session session;
+    rc = session.run(argc, argv);
+  }
+  int worst = 0;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return worst;
+}
