@@ -13,9 +13,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mpi.h>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,7 @@ struct Run {
   std::string backend = "host";
   std::array<int, 3> ranks{};  // 0: balanced_ranks() chooses
   double check_serial = -1;    // < 0: off
+  std::string json;            // summary file (rank 0; empty: none)
 };
 
 void usage(const char* prog) {
@@ -48,7 +51,8 @@ void usage(const char* prog) {
       "  --cutoff X          cutoff in sigma (default 2.5)\n"
       "  --ranks X,Y,Z       ranks per axis (default: chosen; 0 on an axis: chosen)\n"
       "  --backend B         host | emulated (the GPU kernels on the CPU) (default host)\n"
-      "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n",
+      "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
+      "  --json FILE         summary: atoms, ranks, atom-steps/s and the time per step by phase\n",
       prog);
 }
 
@@ -83,6 +87,8 @@ Run parse(int argc, char** argv) {
         args.fail("--ranks expects three counts 'X,Y,Z', got '" + v + "'");
     } else if (a == "--check-serial") {
       r.check_serial = args.real();
+    } else if (a == "--json") {
+      r.json = args.value();
     } else {
       args.fail("unknown option " + a + " (see --help)");
     }
@@ -96,6 +102,10 @@ struct Outcome {
   std::vector<lj::Thermo> thermo;
   std::map<std::uint64_t, std::array<double, 3>> final_x;
   double loop_s = 0;
+  // seconds over the loop by phase, the largest over the ranks: integration, migration, halo exchange (with the
+  // grid's build), the pair computation, the thermo sums
+  double integrate_s = 0, migrate_s = 0, exchange_s = 0, compute_s = 0, reduce_s = 0;
+  std::array<int, 3> ranks{};
 };
 
 template <class B>
@@ -125,24 +135,36 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
   }
   Outcome out;
   const double volume = lat.box * lat.box * lat.box, dof = 3.0 * static_cast<double>(n) - 3.0;
-  // forces (and, on thermo steps, energy and virial) of the own atoms into fields 3..5
-  auto forces = [&](double* e_pair, double* virial) {
-    g.exchange();
-    const auto acc = g.interact(f);
+  double t_integrate = 0, t_migrate = 0, t_exchange = 0, t_compute = 0, t_reduce = 0;
+  auto timed = [](double& total, auto&& work) {
+    const double t = MPI_Wtime();
+    work();
+    total += MPI_Wtime() - t;
+  };
+  // forces of the own atoms into fields 3..5; on thermo steps also the energy and virial, summed over the ranks
+  auto forces = [&](bool sums, double* e_pair, double* virial) {
+    timed(t_exchange, [&] { g.exchange(); });
     double e = 0, w = 0;
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      for (int d = 0; d < 3; ++d) p.field[6 * i + 3 + static_cast<std::size_t>(d)] = acc[i].force[d];
-      e += acc[i].energy;
-      w += acc[i].virial;
-    }
-    *e_pair = g.sum(e);
-    *virial = g.sum(w);
+    timed(t_compute, [&] {
+      const auto acc = g.interact(f);
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        for (int d = 0; d < 3; ++d) p.field[6 * i + 3 + static_cast<std::size_t>(d)] = acc[i].force[d];
+        e += acc[i].energy;
+        w += acc[i].virial;
+      }
+    });
+    if (sums)
+      timed(t_reduce, [&] {
+        *e_pair = g.sum(e);
+        *virial = g.sum(w);
+      });
   };
   auto thermo = [&](long step, double e_pair, double virial) {
     double k = 0;
     for (std::size_t i = 0; i < p.size(); ++i)
       for (int d = 0; d < 3; ++d) k += p.field[6 * i + static_cast<std::size_t>(d)] * p.field[6 * i + d];
-    const double ke = 0.5 * g.sum(k);
+    double ke = 0;
+    timed(t_reduce, [&] { ke = 0.5 * g.sum(k); });
     lj::Thermo t;
     t.step = step;
     t.temp = 2 * ke / dof;
@@ -155,25 +177,39 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     }
   };
   double e_pair = 0, virial = 0;
-  forces(&e_pair, &virial);
+  forces(true, &e_pair, &virial);
   thermo(0, e_pair, virial);
+  t_integrate = t_migrate = t_exchange = t_compute = t_reduce = 0;
   MPI_Barrier(comm);
   const double t0 = MPI_Wtime();
   for (long step = 1; step <= o.steps; ++step) {
-    for (std::size_t i = 0; i < p.size(); ++i)
-      for (int d = 0; d < 3; ++d) {
-        double* v = &p.field[6 * i + static_cast<std::size_t>(d)];
-        *v += 0.5 * o.dt * v[3];
-        p.x[d][i] += o.dt * *v;
-      }
-    g.migrate();
-    forces(&e_pair, &virial);
-    for (std::size_t i = 0; i < p.size(); ++i)
-      for (int d = 0; d < 3; ++d) p.field[6 * i + d] += 0.5 * o.dt * p.field[6 * i + 3 + static_cast<std::size_t>(d)];
-    if (step == o.steps || (o.thermo > 0 && step % o.thermo == 0)) thermo(step, e_pair, virial);
+    const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
+    timed(t_integrate, [&] {
+      for (std::size_t i = 0; i < p.size(); ++i)
+        for (int d = 0; d < 3; ++d) {
+          double* v = &p.field[6 * i + static_cast<std::size_t>(d)];
+          *v += 0.5 * o.dt * v[3];
+          p.x[d][i] += o.dt * *v;
+        }
+    });
+    timed(t_migrate, [&] { g.migrate(); });
+    forces(thermo_step, &e_pair, &virial);
+    timed(t_integrate, [&] {
+      for (std::size_t i = 0; i < p.size(); ++i)
+        for (int d = 0; d < 3; ++d) p.field[6 * i + d] += 0.5 * o.dt * p.field[6 * i + 3 + static_cast<std::size_t>(d)];
+    });
+    if (thermo_step) thermo(step, e_pair, virial);
   }
   MPI_Barrier(comm);
   out.loop_s = MPI_Wtime() - t0;
+  {
+    const double mine[5] = {t_integrate, t_migrate, t_exchange, t_compute, t_reduce};
+    double most[5] = {0, 0, 0, 0, 0};
+    MPI_Reduce(mine, most, 5, MPI_DOUBLE, MPI_MAX, 0, comm);
+    out.integrate_s = most[0], out.migrate_s = most[1], out.exchange_s = most[2], out.compute_s = most[3];
+    out.reduce_s = most[4];
+    out.ranks = g.decomposition().ranks;
+  }
   // final positions, gathered by id on rank 0
   const int size = g.size();
   int m = static_cast<int>(p.size());
@@ -189,10 +225,52 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
   }
   if (g.rank() == 0)
     for (std::size_t i = 0; i < ids.size(); ++i) out.final_x[ids[i]] = {xs[0][i], xs[1][i], xs[2][i]};
-  if (print && g.rank() == 0)
+  if (print && g.rank() == 0) {
     std::printf("Loop time of %.6g s on %d ranks for %d steps with %zu atoms: %.4g atom-steps/s\n", out.loop_s, size,
                 o.steps, n, out.loop_s > 0 ? static_cast<double>(n) * o.steps / out.loop_s : 0.0);
+    const double ms = o.steps > 0 ? 1e3 / o.steps : 0;
+    std::printf(
+        "Per step (ms, the slowest rank's): pair computation %.4g, halo exchange and grid build %.4g, "
+        "migration %.4g, integration %.4g, thermo sums %.4g\n",
+        out.compute_s * ms, out.exchange_s * ms, out.migrate_s * ms, out.integrate_s * ms, out.reduce_s * ms);
+  }
   return out;
+}
+
+/// The processor's name (/proc/cpuinfo), for the summary.
+std::string cpu_name() {
+  FILE* f = std::fopen("/proc/cpuinfo", "r");
+  std::string name = "unknown CPU";
+  if (!f) return name;
+  char line[512];
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "model name", 10) == 0) {
+      const char* c = std::strchr(line, ':');
+      if (c) name = std::string(c + 2, std::strcspn(c + 2, "\n"));
+      break;
+    }
+  std::fclose(f);
+  return name;
+}
+
+void write_json(const Run& r, const Outcome& out, std::size_t atoms, const char* backend) {
+  FILE* f = std::fopen(r.json.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write " + r.json);
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double per = r.o.steps > 0 ? 1.0 / r.o.steps : 0;
+  std::fprintf(f,
+               "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"ranks\": %d,\n"
+               "  \"decomposition\": [%d, %d, %d],\n  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
+               "  \"atom_steps_per_s\": %.6g,\n",
+               cpu_name().c_str(), backend, size, out.ranks[0], out.ranks[1], out.ranks[2], atoms, r.o.steps,
+               out.loop_s, out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0);
+  std::fprintf(f,
+               "  \"seconds_per_step\": {\"compute\": %.6g, \"halo_exchange\": %.6g, \"migration\": %.6g, "
+               "\"integration\": %.6g, \"reductions\": %.6g}\n}\n",
+               out.compute_s * per, out.exchange_s * per, out.migrate_s * per, out.integrate_s * per,
+               out.reduce_s * per);
+  std::fclose(f);
 }
 
 template <class B>
@@ -201,6 +279,7 @@ int run(const Run& r) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const lj::Lattice lat = lj::make_fcc(r.o);
   const Outcome dist = simulate<B>(MPI_COMM_WORLD, r, lat, true);
+  if (rank == 0 && !r.json.empty()) write_json(r, dist, lat.x[0].size(), B::name());
   if (r.check_serial < 0) return 0;
   int bad = 0;
   if (rank == 0) {

@@ -43,6 +43,16 @@
 #  define CELLINT_INLINE inline __attribute__((always_inline))
 #endif
 
+/// Unrolls the loop that follows (fully; UNROLL4: by four) where the GPU compilers take the pragma; nothing for the
+/// host compiler (the Emulated backend's kernels are left to its own unrolling).
+#if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
+#  define CELLINT_DETAIL_UNROLL _Pragma("unroll")
+#  define CELLINT_DETAIL_UNROLL4 _Pragma("unroll 4")
+#else
+#  define CELLINT_DETAIL_UNROLL
+#  define CELLINT_DETAIL_UNROLL4
+#endif
+
 /// Internal invariant, compiled out with NDEBUG (never used for user input).
 #define CELLINT_ASSERT(cond) assert(cond)
 

@@ -8,9 +8,11 @@
 /// lists) copied from its neighbours. Along an axis with one rank the sub-box is the whole box: a periodic axis stays
 /// periodic in the rank's grid (no ghosts), an open one stays open.
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "cellint/core/box.hpp"
 #include "cellint/core/error.hpp"
@@ -30,25 +32,39 @@ std::array<int, Dim> balanced_ranks(int nranks, const Box<Real, Dim>& box, std::
                                           " along axis ", d, "; give counts whose product is the number of ranks"));
       free_count /= fixed[d];
     }
-  std::array<int, Dim> best = fixed, trial = fixed;
+  // every assignment of the free count's divisors to the free axes whose product is the count (an odometer)
+  std::vector<int> divisors;
+  for (int p = 1; p <= free_count; ++p)
+    if (free_count % p == 0) divisors.push_back(p);
+  std::array<int, Dim> best = fixed;
   double best_cost = -1;
-  // every assignment of the free count's factors to the free axes (Dim <= 3: small)
-  auto search = [&](auto&& self, int d, int left) -> void {
-    if (d == Dim) {
-      if (left != 1) return;
-      double cost = 0;  // surface of one sub-box, over its volume
-      for (int a = 0; a < Dim; ++a) cost += trial[a] > 1 ? trial[a] / static_cast<double>(box.lengths[a]) : 0;
-      if (best_cost < 0 || cost < best_cost - 1e-12) best_cost = cost, best = trial;
-      return;
-    }
-    if (fixed[d] > 0) return self(self, d + 1, left);
-    for (int p = 1; p <= left; ++p)
-      if (left % p == 0) {
-        trial[d] = p;
-        self(self, d + 1, left / p);
+  int best_most = 0;
+  std::array<std::size_t, Dim> k{};
+  for (;;) {
+    std::array<int, Dim> trial = fixed;
+    long product = 1;
+    int most = 0;
+    double cost = 0;  // surface of one sub-box over its volume: the faces of the split axes
+    for (int d = 0; d < Dim; ++d) {
+      if (fixed[d] <= 0) {
+        trial[d] = divisors[k[d]];
+        product *= trial[d];
       }
-  };
-  search(search, 0, free_count);
+      most = std::max(most, trial[d]);
+      if (trial[d] > 1) cost += trial[d] / static_cast<double>(box.lengths[d]);
+    }
+    // the least surface; of equal ones, the most even counts
+    if (product == free_count &&
+        (best_cost < 0 || cost < best_cost - 1e-12 || (cost <= best_cost + 1e-12 && most < best_most)))
+      best_cost = cost, best_most = most, best = trial;
+    int d = 0;
+    for (; d < Dim; ++d) {
+      if (fixed[d] > 0) continue;
+      if (++k[d] < divisors.size()) break;
+      k[d] = 0;
+    }
+    if (d == Dim) break;
+  }
   return best;
 }
 

@@ -19,14 +19,6 @@
 #include "cellint/strategies/detail/neighbors.hpp"
 #include "cellint/strategies/strategy.hpp"
 
-#if defined(CELLINT_COMPILER_CUDA) || defined(CELLINT_COMPILER_HIP)
-#define CELLINT_DETAIL_UNROLL _Pragma("unroll")
-#define CELLINT_DETAIL_UNROLL4 _Pragma("unroll 4")
-#else
-#define CELLINT_DETAIL_UNROLL
-#define CELLINT_DETAIL_UNROLL4
-#endif
-
 namespace cellint::detail {
 
 /// Minimum of two indices (device code does not use std::min).

@@ -116,9 +116,9 @@ struct AllPairsInteract {
         // loop's own instructions (counter, test, branch) paid once per kUnroll * K pairs
         for (Index q = 0; q < count; q += kUnroll) {
           Record r[kUnroll];
-#pragma unroll
+          CELLINT_DETAIL_UNROLL
           for (int u = 0; u < kUnroll; ++u) r[u] = tile[q + u];
-#pragma unroll
+          CELLINT_DETAIL_UNROLL
           for (int u = 0; u < kUnroll; ++u)
             for (int k = 0; k < K; ++k) accumulate_pair<T>(f, seen_from(r[u], k), xt[k], pt[k], rc2, acc[k]);
         }
