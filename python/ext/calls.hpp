@@ -47,7 +47,7 @@ CallReport call_density(Grid<B, R, D>& g, const Request& r) {
                     "count); attach('mass', values) again");
     Density<R, D, true> f;
     f.w = w;
-    f.masses = *g.handles[0];
+    f.values = *g.handles[0];
     return run_functor(g, r, f, PutScalar<R, R>{out, g.grid.attribute(*g.handles[0]), R(0), w0});
   }
   Density<R, D, false> f;
@@ -70,7 +70,7 @@ CallReport call_soft_sphere(Grid<B, R, D>& g, const Request& r) {
                     "another particle count); attach('radius', values) again");
     SoftSphere<R, D, true> f;
     set(f);
-    f.radii = *g.handles[1];
+    f.values = *g.handles[1];
     return run_functor(g, r, f, put);
   }
   SoftSphere<R, D, false> f;

@@ -58,26 +58,33 @@ struct SmoothingKernel {
   }
 };
 
-/// Kernel-weighted density: rho_i = sum_j m_j W(r_ij) (the self term is added when results are written).
-/// PerParticle: masses from an attribute; else every particle has mass `mass`.
-template <class R, int D, bool PerParticle>
-struct Density {
-  using Accum = R;
+/// A per-particle value (a mass, a radius) read from an attribute as the payload (PerParticle), or no payload at all:
+/// what Density and SoftSphere share.
+template <class R, bool PerParticle>
+struct ValuePayload {
   using Payload = std::conditional_t<PerParticle, R, NoPayload>;
-  static constexpr int flops = 12;
-  SmoothingKernel<R, D> w;
-  R mass = 1;
-  std::conditional_t<PerParticle, Attribute<R>, char> masses{};  // (a handle only when it is read)
+  std::conditional_t<PerParticle, Attribute<R>, char> values{};  // (a handle only when it is read)
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
     if constexpr (PerParticle)
-      return v.attribute(masses)[i];
+      return v.attribute(values)[i];
     else {
       (void)v;
       (void)i;
       return {};
     }
   }
+};
+
+/// Kernel-weighted density: rho_i = sum_j m_j W(r_ij) (the self term is added when results are written).
+/// PerParticle: masses from an attribute (`values`); else every particle has mass `mass`.
+template <class R, int D, bool PerParticle>
+struct Density : ValuePayload<R, PerParticle> {
+  using Accum = R;
+  using Payload = typename ValuePayload<R, PerParticle>::Payload;
+  static constexpr int flops = 12;
+  SmoothingKernel<R, D> w;
+  R mass = 1;
   CELLINT_HD R m(const Payload& p) const {
     if constexpr (PerParticle)
       return p;
@@ -97,28 +104,17 @@ struct Density {
 };
 
 /// Soft-sphere repulsion V(r) = epsilon / alpha (1 - r / sigma_ij)^alpha for r < sigma_ij: sigma_ij = sigma, or the sum
-/// of both radii (PerParticle). Accumulates the force and half of each pair's energy.
+/// of both radii (PerParticle: `values`). Accumulates the force and half of each pair's energy.
 template <class R, int D, bool PerParticle>
-struct SoftSphere {
+struct SoftSphere : ValuePayload<R, PerParticle> {
   struct Accum {
     R force[D];
     R energy;
   };
   using AccumScalar = R;
-  using Payload = std::conditional_t<PerParticle, R, NoPayload>;
+  using Payload = typename ValuePayload<R, PerParticle>::Payload;
   static constexpr int flops = 20;
   R epsilon = 1, sigma = 1, alpha = 2;
-  std::conditional_t<PerParticle, Attribute<R>, char> radii{};
-  template <class View>
-  CELLINT_HD Payload load(const View& v, Index i) const {
-    if constexpr (PerParticle)
-      return v.attribute(radii)[i];
-    else {
-      (void)v;
-      (void)i;
-      return {};
-    }
-  }
   CELLINT_HD R contact(const Payload& a, const Payload& b) const {
     if constexpr (PerParticle)
       return a + b;

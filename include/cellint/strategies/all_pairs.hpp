@@ -16,7 +16,7 @@
 /// 1 where 4 would leave the device part idle. Where the groups of targets alone would not fill whole waves of the
 /// device (few targets, or a last wave mostly empty), each group's sources are split into runs, one block each, whose
 /// sums are added with atomics (Tuning::source_splits; none with Tuning::reproducible or an Accum that is not an array
-/// of one scalar). On an H100, 2D gravity: 1.4x at 10^5 particles, 1.1x at 10^6 (with the four targets). Auto times it
+/// of one scalar). On an H100, 2D gravity: 1.5x at 10^5 particles, 1.1x at 10^6 (with the four targets). Auto times it
 /// only where it cannot waste time: where every source is a neighbour-cell candidate of every target (the rule
 /// above), or for at most 2^24 pairs. It takes two different sets.
 

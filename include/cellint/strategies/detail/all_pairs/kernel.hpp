@@ -156,7 +156,7 @@ struct StrategyImpl<AllPairs> {
   struct Plan {
     Support support;     ///< whether it can run, and why not
     LaunchShape shape;   ///< blocks of `threads`, each with one tile of records
-    int per_thread = 2;  ///< targets per thread
+    int per_thread = 0;  ///< targets per thread (the rule, or Tuning::targets_per_thread)
     Index splits = 1;    ///< blocks per target group (runs of sources added with atomics)
     Index chunk = 0;     ///< sources per split
   };
