@@ -211,20 +211,10 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     out.ranks = g.decomposition().ranks;
   }
   // final positions, gathered by id on rank 0
+  std::vector<std::array<double, 3>> x(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) x[i] = {p.x[0][i], p.x[1][i], p.x[2][i]};
+  out.final_x = g.gather(x);
   const int size = g.size();
-  int m = static_cast<int>(p.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), at(static_cast<std::size_t>(size) + 1, 0);
-  MPI_Gather(&m, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  for (int q = 0; q < size; ++q) at[static_cast<std::size_t>(q) + 1] = at[static_cast<std::size_t>(q)] + counts[q];
-  std::vector<std::uint64_t> ids(static_cast<std::size_t>(at.back()));
-  MPI_Gatherv(p.id.data(), m, MPI_UINT64_T, ids.data(), counts.data(), at.data(), MPI_UINT64_T, 0, comm);
-  std::array<std::vector<double>, 3> xs;
-  for (int d = 0; d < 3; ++d) {
-    xs[d].resize(ids.size());
-    MPI_Gatherv(p.x[d].data(), m, MPI_DOUBLE, xs[d].data(), counts.data(), at.data(), MPI_DOUBLE, 0, comm);
-  }
-  if (g.rank() == 0)
-    for (std::size_t i = 0; i < ids.size(); ++i) out.final_x[ids[i]] = {xs[0][i], xs[1][i], xs[2][i]};
   if (print && g.rank() == 0) {
     std::printf("Loop time of %.6g s on %d ranks for %d steps with %zu atoms: %.4g atom-steps/s\n", out.loop_s, size,
                 o.steps, n, out.loop_s > 0 ? static_cast<double>(n) * o.steps / out.loop_s : 0.0);

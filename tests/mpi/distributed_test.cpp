@@ -42,28 +42,6 @@ std::uint64_t shared_seed() {
   return s;
 }
 
-/// Every rank's (id, value) pairs, on rank 0 (empty elsewhere).
-template <class T>
-std::map<std::uint64_t, T> gather(const std::vector<std::uint64_t>& ids, const std::vector<T>& values) {
-  const int size = world_size(), rank = world_rank();
-  int n = static_cast<int>(ids.size());
-  std::vector<int> counts(static_cast<std::size_t>(size)), at(static_cast<std::size_t>(size) + 1, 0);
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  for (int r = 0; r < size; ++r) at[static_cast<std::size_t>(r) + 1] = at[static_cast<std::size_t>(r)] + counts[r];
-  std::vector<std::uint64_t> all_ids(static_cast<std::size_t>(at.back()));
-  MPI_Gatherv(ids.data(), n, MPI_UINT64_T, all_ids.data(), counts.data(), at.data(), MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  std::vector<int> bcounts(counts), bat(at);
-  for (auto& c : bcounts) c *= static_cast<int>(sizeof(T));
-  for (auto& c : bat) c *= static_cast<int>(sizeof(T));
-  std::vector<T> all(all_ids.size());
-  MPI_Gatherv(values.data(), n * static_cast<int>(sizeof(T)), MPI_BYTE, all.data(), bcounts.data(), bat.data(),
-              MPI_BYTE, 0, MPI_COMM_WORLD);
-  std::map<std::uint64_t, T> m;
-  if (rank == 0)
-    for (std::size_t i = 0; i < all.size(); ++i) m.emplace(all_ids[i], all[i]);
-  return m;
-}
-
 template <class Real, int Dim>
 Box<Real, Dim> test_box(bool periodic, int cells) {
   Box<Real, Dim> b;
@@ -158,8 +136,8 @@ void compare_with_single_rank(bool periodic, Distribution dist, std::uint64_t se
     if (!all_ok) continue;
     const auto got_count = g.interact(count, k);
     const auto got_lj = g.interact(lj, k);
-    const auto all_count = gather(g.particles().id, got_count);
-    const auto all_lj = gather(g.particles().id, got_lj);
+    const auto all_count = g.gather(got_count);
+    const auto all_lj = g.gather(got_lj);
     if (world_rank() != 0) continue;
     INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << ", " << Dim << "D, "
                       << (periodic ? "periodic" : "open") << ", " << cellint::test::to_string(dist) << ", "
@@ -242,7 +220,7 @@ TEST_CASE("migration keeps every particle exactly once, across rank boundaries a
       }
       CHECK(g.global_count() == n);
     }
-    const auto ids = gather(g.particles().id, g.particles().id);
+    const auto ids = g.gather(g.particles().id);
     CHECK(g.sum(outside) == 0);
     CHECK(g.sum(wrong_fields) == 0);
     if (g.rank() == 0) {

@@ -27,9 +27,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mpi.h>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -357,6 +359,27 @@ class DistributedGrid {
   }
   /// Owned particles over all ranks.
   std::uint64_t global_count() const { return sum<std::uint64_t>(own_.size()); }
+  /// One value per owned particle (in particles() order) from every rank, by id, on rank 0 (collective; empty on the
+  /// other ranks). For output and checks: it brings the whole system to one rank. T: trivially copyable.
+  template <class T>
+  std::map<std::uint64_t, T> gather(const std::vector<T>& values) const {
+    static_assert(std::is_trivially_copyable<T>::value, "cellint::mpi: gather() copies values as bytes");
+    const int n = static_cast<int>(own_.size());
+    std::vector<int> counts(static_cast<std::size_t>(size_)), at(static_cast<std::size_t>(size_) + 1, 0);
+    MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
+    for (int r = 0; r < size_; ++r) at[static_cast<std::size_t>(r) + 1] = at[static_cast<std::size_t>(r)] + counts[r];
+    std::vector<std::uint64_t> ids(static_cast<std::size_t>(at.back()));
+    MPI_Gatherv(own_.id.data(), n, MPI_UINT64_T, ids.data(), counts.data(), at.data(), MPI_UINT64_T, 0, comm_);
+    const int bytes = static_cast<int>(sizeof(T));
+    for (int& c : counts) c *= bytes;
+    for (int& c : at) c *= bytes;
+    std::vector<T> all(ids.size());
+    MPI_Gatherv(values.data(), n * bytes, MPI_BYTE, all.data(), counts.data(), at.data(), MPI_BYTE, 0, comm_);
+    std::map<std::uint64_t, T> by_id;
+    if (rank_ == 0)
+      for (std::size_t i = 0; i < all.size(); ++i) by_id.emplace(ids[i], all[i]);
+    return by_id;
+  }
 
  private:
   // whether sub-box c2 is c1 or a neighbour of it along axis d (through the periodic boundary too)
