@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <cstring>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +15,7 @@
 #include "cellint/backend/graph.hpp"
 #include "cellint/lists/neighbor_list.hpp"
 #include "cellint/potentials/counting.hpp"
+
 #include "support/device_backend.hpp"
 #include "support/oracle.hpp"
 
@@ -98,7 +99,8 @@ void check_rows(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim
   for (Index i = 0; i < n && bad < 5; ++i)
     for (Index j = 0; j < n; ++j) {
       if (j == i || dist2(box, p, i, j) >= rc * rc * (1 - eps)) continue;
-      const int found = int(have[static_cast<std::size_t>(i)].count(j)) + int(have[static_cast<std::size_t>(j)].count(i));
+      const int found =
+          int(have[static_cast<std::size_t>(i)].count(j)) + int(have[static_cast<std::size_t>(j)].count(i));
       if (list.half() ? found != 1 : !have[static_cast<std::size_t>(i)].count(j)) {
         ++bad;
         UNSCOPED_INFO("pair " << i << ", " << j << " at distance " << std::sqrt(dist2(box, p, i, j)) << " is in "
@@ -211,6 +213,73 @@ TEST_CASE("neighbour lists: full rows evaluated by 1, 2, 4 and 8 threads per tar
   }
 }
 
+/// set_targets(k): the rows of the first k particles (user order) are the full list's, the others are empty, and the
+/// interaction gives the targets the oracle's sums (check_interaction's) and the others zero.
+template <class Real, int Dim>
+void check_targets(int cells, double ppc, Distribution dist, bool periodic) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << ", " << to_string(dist)
+           << (periodic ? ", periodic" : ", open") << ", seed " << seed);
+  CellGrid<B, Real, Dim> g(make_box<Real, Dim>(cells, periodic), Real(1));
+  g.build(make_positions(g.geometry(), ppc, dist, seed));
+  const Index n = g.size(), k = n * 2 / 3;
+  NeighborList<B, Real, Dim> all(g, Real(0.3));
+  NeighborList<B, Real, Dim> some(g, Real(0.3), ListOptions{}, k);
+  CHECK(some.targets() == k);
+  std::vector<Index> orig(static_cast<std::size_t>(n));
+  B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
+  auto compare_rows = [&] {
+    const auto ra = all.rows(g), rs = some.rows(g);
+    int bad = 0;
+    for (std::size_t slot = 0; slot < orig.size(); ++slot) {
+      const std::set<Index> a(ra[slot].begin(), ra[slot].end()), b(rs[slot].begin(), rs[slot].end());
+      if (orig[slot] < k ? a != b : !b.empty()) ++bad;
+    }
+    CHECK(bad == 0);
+  };
+  auto compare_counts = [&] {
+    Buffer<B, unsigned> ca(static_cast<std::size_t>(n)), cs(static_cast<std::size_t>(n));
+    interact(all, g, NeighborCount<Real, Dim>{}, ca.data());
+    interact(some, g, NeighborCount<Real, Dim>{}, cs.data());
+    const auto a = g.to_user_order(ca.data()), b = g.to_user_order(cs.data());
+    int bad = 0, pairs = 0;
+    for (Index i = 0; i < n; ++i) {
+      pairs += static_cast<int>(a[static_cast<std::size_t>(i)]);
+      if (b[static_cast<std::size_t>(i)] != (i < k ? a[static_cast<std::size_t>(i)] : 0u)) ++bad;
+    }
+    CHECK(pairs > 0);
+    CHECK(bad == 0);
+  };
+  compare_rows();
+  compare_counts();
+  // moved (no rebuild), then past skin / 2 (rebuilt on the backend): the same
+  jiggle(g, 0.45 * 0.3, seed + 1);
+  all.update(g);
+  some.update(g);
+  compare_counts();
+  jiggle(g, 0.6 * 0.3, seed + 2);
+  all.update(g);
+  some.update(g);
+  all.check(g);
+  CHECK(some.check(g).builds >= 2);
+  compare_rows();
+  compare_counts();
+}
+
+TEST_CASE("neighbour lists: rows for the first k particles only (set_targets)", CELLINT_TEST_TAG "[lists]") {
+  check_targets<float, 3>(4, 6, Distribution::Clustered, true);
+  check_targets<double, 3>(4, 4, Distribution::Uniform, false);
+  check_targets<float, 2>(6, 5, Distribution::OnFaces, false);
+  check_targets<double, 2>(5, 3, Distribution::Uniform, true);
+  // a half list would lose the pairs stored in the rows of non-targets
+  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f);
+  g.build(make_positions(g.geometry(), 3, Distribution::Uniform, fresh_seed()));
+  ListOptions half;
+  half.half = true;
+  NeighborList<B, float, 3> list(g, 0.3f, half);
+  CHECK_THROWS_WITH(list.set_targets(10), Catch::Contains("use a full list"));
+}
+
 TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sanitize]") {
   const float rc = 1, skin = 0.4f;
   CellGrid<B, float, 3> g(make_box<float, 3>(4, true), rc);
@@ -254,7 +323,8 @@ TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sani
   CHECK_NOTHROW(interact(list, g, count, out));
 }
 
-TEST_CASE("neighbour lists: rows that overflow are served from the cells, then grow", CELLINT_TEST_TAG "[lists][sanitize]") {
+TEST_CASE("neighbour lists: rows that overflow are served from the cells, then grow",
+          CELLINT_TEST_TAG "[lists][sanitize]") {
   for (bool half : {false, true}) {
     INFO((half ? "half" : "full"));
     const std::uint64_t seed = fresh_seed();

@@ -44,16 +44,16 @@ struct ListOptions {
 
 /// What check() found.
 struct ListStats {
-  long builds = 0;                 ///< rebuilds since the list was made (the first build included)
-  long updates = 0;                ///< update() calls so far
-  Index longest = 0;               ///< the longest row of the rebuilds since the previous check()
-  Index capacity = 0;              ///< row entries now
-  bool grew = false;               ///< a row overflowed: the rows grew and the list was rebuilt
-  std::vector<long> rebuilt_at;    ///< update numbers of the rebuilds since the previous check() (the last 4096)
+  long builds = 0;               ///< rebuilds since the list was made (the first build included)
+  long updates = 0;              ///< update() calls so far
+  Index longest = 0;             ///< the longest row of the rebuilds since the previous check()
+  Index capacity = 0;            ///< row entries now
+  bool grew = false;             ///< a row overflowed: the rows grew and the list was rebuilt
+  std::vector<long> rebuilt_at;  ///< update numbers of the rebuilds since the previous check() (the last 4096)
 };
 
-/// A Verlet neighbour list of the particles of a CellGrid: for each particle, the particles within cutoff + skin (all of
-/// them, or with ListOptions::half each pair once), found through a cell grid of its own whose cells are at least
+/// A Verlet neighbour list of the particles of a CellGrid: for each particle, the particles within cutoff + skin (all
+/// of them, or with ListOptions::half each pair once), found through a cell grid of its own whose cells are at least
 /// cutoff + skin wide. interact(list, grid, f, out) then evaluates the pairs within the cutoff from the rows; the rows
 /// stay valid while no particle moves more than skin / 2, which update() checks on the backend. On the backend the
 /// rows are kept in *list order* (particles ordered by list cell at the last rebuild); rows() shows them by slot.
@@ -77,17 +77,18 @@ class NeighborList {
  public:
   using Grid = CellGrid<Backend, Real, Dim>;  ///< the grid whose slots the rows hold
 
-  /// A list of the pairs within grid.cutoff() + `skin`, built now.
+  /// A list of the pairs within grid.cutoff() + `skin`, built now; with `targets` >= 0, rows for the grid's first
+  /// `targets` particles only (see set_targets()).
   /// @throws InvalidArgument for a negative or non-finite skin, an unbuilt grid, or a periodic axis with room for fewer
   ///         than 3 cells of width cutoff + skin (enlarge the box or reduce the skin)
-  NeighborList(const Grid& grid, Real skin, const ListOptions& o = {})
+  NeighborList(const Grid& grid, Real skin, const ListOptions& o = {}, Index targets = -1)
       : skin_(skin), opts_(o), geo_(list_geometry(grid, skin)) {
+    set_targets(targets);
     CELLINT_EXPECTS(o.every >= 1, "cellint::NeighborList: ListOptions::every must be >= 1, got ", o.every);
     CELLINT_EXPECTS(o.capacity >= 0, "cellint::NeighborList: ListOptions::capacity must be >= 0, got ", o.capacity);
-    CELLINT_EXPECTS(o.row_threads == 0 || o.row_threads == 1 || o.row_threads == 2 || o.row_threads == 4 ||
-                        o.row_threads == 8,
-                    "cellint::NeighborList: ListOptions::row_threads must be 0 (automatic), 1, 2, 4 or 8, got ",
-                    o.row_threads);
+    CELLINT_EXPECTS(
+        o.row_threads == 0 || o.row_threads == 1 || o.row_threads == 2 || o.row_threads == 4 || o.row_threads == 8,
+        "cellint::NeighborList: ListOptions::row_threads must be 0 (automatic), 1, 2, 4 or 8, got ", o.row_threads);
     columns_ = o.layout == ListLayout::Columns || (o.layout == ListLayout::Auto && Backend::is_gpu_like);
     const auto nc = static_cast<std::size_t>(geo_.cell_count());
     count_.resize(nc + 1);
@@ -103,7 +104,8 @@ class NeighborList {
   /// Rebuilds the rows now from the grid's current positions (waits for the device once; grows the rows if needed).
   /// @throws NonFinitePosition naming a particle whose position is not finite
   void build(const Grid& grid) {
-    CELLINT_EXPECTS(grid.built(), "cellint::NeighborList::build: the grid holds no binned particles; call "
+    CELLINT_EXPECTS(grid.built(),
+                    "cellint::NeighborList::build: the grid holds no binned particles; call "
                     "grid.build() first");
     CELLINT_EXPECTS(grid.geometry().cutoff == geo_.cutoff && same_box(grid.geometry().box),
                     "cellint::NeighborList::build: the grid's box or cutoff differ from the ones the list was made "
@@ -187,6 +189,21 @@ class NeighborList {
     return grid.serial() != grid_serial_ || grid.binning_count() != grid_binning_ || grid.size() != n_;
   }
 
+  /// Rows only for the grid's first `k` particles in the user's order (the order of grid.build()'s arrays); the others
+  /// get empty rows, so that interact() gives them the functor's zero accumulator and spends nothing on them. For a
+  /// grid that holds particles that are sources only, such as an MPI rank's ghost layer (cellint::mpi). Takes effect at
+  /// the next rebuild: call it before build(). k < 0 or k >= size(): every particle (the default).
+  /// @throws InvalidArgument for a half list (a pair stored in a source's row would be lost)
+  void set_targets(Index k) {
+    CELLINT_EXPECTS(!opts_.half || k < 0,
+                    "cellint::NeighborList::set_targets: a half list stores each pair in one of "
+                    "its two rows, so sources without rows would lose pairs; use a full list (ListOptions::half = "
+                    "false)");
+    targets_ = k;
+  }
+  /// The target count set by set_targets() (< 0: every particle).
+  Index targets() const { return targets_; }
+
   /// Threads per row of a GPU full-list interact() over n particles: ListOptions::row_threads, or the fewest of 1, 2,
   /// 4 and 8 that put a quarter of the GPU's resident threads in flight (the best of the four on the H100 for in.lj at
   /// 32,000 .. 2M atoms: see docs/lists.md).
@@ -258,13 +275,17 @@ class NeighborList {
     s.ctrl = const_cast<unsigned*>(ctrl_.data());
     s.log = const_cast<Index*>(log_.data());
     s.log_size = log_size;
+    s.original = grid.original_index();
+    s.targets = targets_ < 0 || targets_ > n_ ? n_ : targets_;
     return s;
   }
   /// Throws unless the rows belong to the grid's current binning.
   void expect_current(const Grid& grid, const char* who) const {
     CELLINT_EXPECTS(!stale(grid), "cellint::", who, ": the neighbour list was built for ",
-                    grid.serial() != grid_serial_ ? "another grid" : "an older binning of this grid (build() or "
-                    "rebuild() permuted the slots since)", "; call list.update(grid) or list.build(grid) first");
+                    grid.serial() != grid_serial_ ? "another grid"
+                                                  : "an older binning of this grid (build() or "
+                                                    "rebuild() permuted the slots since)",
+                    "; call list.update(grid) or list.build(grid) first");
   }
 
  private:
@@ -273,7 +294,8 @@ class NeighborList {
   static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin) {
     CELLINT_EXPECTS(std::isfinite(skin) && skin >= 0, "cellint::NeighborList: the skin must be >= 0 and finite, got ",
                     skin);
-    CELLINT_EXPECTS(grid.built(), "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
+    CELLINT_EXPECTS(grid.built(),
+                    "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
                     "first");
     return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
   }
@@ -336,7 +358,8 @@ class NeighborList {
     Backend::copy(&id, grid.original_index() + bad, sizeof(Index), CopyKind::DeviceToHost, grid.stream());
     std::string where = detail::cat("cellint::NeighborList: particle ", id, " (slot ", bad, ") is at (");
     for (int d = 0; d < Dim; ++d) where += detail::cat(d ? ", " : "", x[d]);
-    throw NonFinitePosition(where + "): a coordinate is not finite; in a simulation this usually means the time "
+    throw NonFinitePosition(where +
+                            "): a coordinate is not finite; in a simulation this usually means the time "
                             "step is too large");
   }
 
@@ -344,8 +367,8 @@ class NeighborList {
   // more than skin / 2.
   void pack(const Grid& grid, bool check, bool count) {
     if (!n_) return;
-    detail::parallel_for<Backend>(n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count},
-                                  grid.stream());
+    detail::parallel_for<Backend>(
+        n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count}, grid.stream());
   }
 
   // The rebuild sequence: each kernel returns at once unless a rebuild was requested.
@@ -386,8 +409,7 @@ class NeighborList {
       const LaunchShape per_tile{static_cast<unsigned>(tiles), threads, sizeof(unsigned) * (threads + 1)};
       Backend::launch(per_tile, detail::ListTileSums<Real, Dim>{s, tile_sum_.data()}, stream);
       Backend::launch(LaunchShape{1, threads, sizeof(unsigned) * (threads + 1)},
-                      detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles},
-                      stream);
+                      detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles}, stream);
       Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads, tile_bytes},
                       detail::ListScanCells<Real, Dim>{s, tile_sum_.data()}, stream);
     } else {  // host memory: the same steps on the calling thread (count_ has one spare zero at the end)
@@ -403,6 +425,7 @@ class NeighborList {
   bool columns_ = true;
   Index n_ = 0;
   Index capacity_ = 0;
+  Index targets_ = -1;  // set_targets()
   bool grew_ = false;
   long updates_ = 0;
   long logged_ = 0;
@@ -455,8 +478,9 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
   const GridView<R, D> v = grid.view();
   if (list.half()) {
     if constexpr (loads_sources_apart<F, R, D>) {
-      throw Unsupported("cellint::interact: a half neighbour list reads each particle once for both sides of a pair: "
-                        "it cannot run a functor with load_source(); use a full list");
+      throw Unsupported(
+          "cellint::interact: a half neighbour list reads each particle once for both sides of a pair: "
+          "it cannot run a functor with load_source(); use a full list");
     } else if constexpr (T::symmetric && T::addable) {
       static_assert(sizeof(typename T::Accum) % sizeof(typename T::AccumScalar) == 0,
                     "cellint: the Accum's size is not a multiple of AccumScalar's");
@@ -479,7 +503,8 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
     if constexpr (T::addable) group = list.row_threads_for(n);
     const unsigned block = 128;
     const std::size_t bytes = group > 1 ? sizeof(typename T::Accum) * block : 0;
-    rep.shape = LaunchShape{static_cast<unsigned>((static_cast<long long>(n) * group + block - 1) / block), block, bytes};
+    rep.shape =
+        LaunchShape{static_cast<unsigned>((static_cast<long long>(n) * group + block - 1) / block), block, bytes};
     B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out, group}, grid.stream());
   } else {
     const int threads = detail::host_threads_for(static_cast<long long>(n) * 16, detail::host_min_work);
@@ -514,13 +539,15 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
   list.expect_current(grid, "interact");
   grid.check_functor_attributes(f);
   if (t.reproducible) {
-    CELLINT_EXPECTS(grid.options().stable && list.options().stable, "cellint::interact: Tuning::reproducible over a "
+    CELLINT_EXPECTS(grid.options().stable && list.options().stable,
+                    "cellint::interact: Tuning::reproducible over a "
                     "neighbour list needs the grid built with GridOptions::stable and the list made with "
                     "ListOptions::stable (rows in slot order)");
     if (B::is_gpu_like && list.half())
-      throw Unsupported("cellint::interact: a half neighbour list on a GPU-like backend adds both sides of each pair "
-                        "with atomics, in the order the threads run: with Tuning::reproducible use a full list (on the "
-                        "Host backend each thread sums its own rows, then the threads in order: reproducible)");
+      throw Unsupported(
+          "cellint::interact: a half neighbour list on a GPU-like backend adds both sides of each pair "
+          "with atomics, in the order the threads run: with Tuning::reproducible use a full list (on the "
+          "Host backend each thread sums its own rows, then the threads in order: reproducible)");
   }
   if (!t.statistics) return detail::interact_list(list, grid, f, out);
   Report rep;
@@ -551,7 +578,8 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
 template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
                 std::vector<typename FunctorTraits<F, R, D>::Accum>& out, const Tuning& t = {}) {
-  static_assert(!B::device_memory, "cellint::interact(std::vector): this backend computes in device memory; "
+  static_assert(!B::device_memory,
+                "cellint::interact(std::vector): this backend computes in device memory; "
                 "pass a cellint::Buffer (or a device pointer)");
   detail::expect_room(out.size(), grid.size(), "interact", "the output vector");
   return interact(list, grid, f, out.data(), t);

@@ -68,27 +68,31 @@ struct ListShape {
   Real inv_len[Dim];            ///< 1 / box length per axis (minimum image)
   Index n;                      ///< particles (grid slots)
   Index capacity;               ///< entries per row
-  Index stride;                 ///< column-major rows: entry k of row i at k * stride + i; 0: row-major, i * capacity + k
-  bool half;                    ///< each pair once: row t holds only list positions u > t
-  Index* nbr;                   ///< the rows, by list position; entries are list positions
-  Index* len;                   ///< row lengths as found (a length above `capacity` marks an overflowed row)
-  std::uint32_t* cell_of;       ///< slot -> list cell at the last rebuild
-  std::uint32_t* rank;          ///< slot -> rank inside its cell (binning scratch)
-  std::uint32_t* count;         ///< per-cell counts (kept at zero between rebuilds)
-  std::uint32_t* start;         ///< cell c holds the list positions start[c] .. start[c + 1] - 1
-  Index* ids;                   ///< list position -> slot (slots ordered by list cell at the last rebuild)
-  Packed<Real>* packed;         ///< positions and slots by list position, as the last update() saw them
-  const Real* pos[Dim];         ///< the grid's positions (current)
-  Real* ref[Dim];               ///< positions at the last rebuild, by list position
-  unsigned* ctrl;               ///< ListWord words
-  Index* log;                   ///< update number of each rebuild (ring of log_size entries)
-  Index log_size;               ///< entries in `log`
+  Index stride;            ///< column-major rows: entry k of row i at k * stride + i; 0: row-major, i * capacity + k
+  bool half;               ///< each pair once: row t holds only list positions u > t
+  Index* nbr;              ///< the rows, by list position; entries are list positions
+  Index* len;              ///< row lengths as found (a length above `capacity` marks an overflowed row)
+  std::uint32_t* cell_of;  ///< slot -> list cell at the last rebuild
+  std::uint32_t* rank;     ///< slot -> rank inside its cell (binning scratch)
+  std::uint32_t* count;    ///< per-cell counts (kept at zero between rebuilds)
+  std::uint32_t* start;    ///< cell c holds the list positions start[c] .. start[c + 1] - 1
+  Index* ids;              ///< list position -> slot (slots ordered by list cell at the last rebuild)
+  Packed<Real>* packed;    ///< positions and slots by list position, as the last update() saw them
+  const Real* pos[Dim];    ///< the grid's positions (current)
+  Real* ref[Dim];          ///< positions at the last rebuild, by list position
+  unsigned* ctrl;          ///< ListWord words
+  Index* log;              ///< update number of each rebuild (ring of log_size entries)
+  Index log_size;          ///< entries in `log`
+  const Index* original;   ///< grid slot -> user index (read only when targets < n)
+  Index targets;           ///< rows only for the slots of user index < targets (n: every slot)
 
   /// A row entry is a list position, with this bit set when the pair crosses a periodic face (its source is used at
   /// the image nearest the target; the other entries are used as stored, with no image arithmetic per pair).
   static constexpr std::uint32_t image_bit = 0x80000000u;
   /// The list position of a row entry.
-  CELLINT_HD static Index entry_position(Index e) { return static_cast<Index>(static_cast<std::uint32_t>(e) & ~image_bit); }
+  CELLINT_HD static Index entry_position(Index e) {
+    return static_cast<Index>(static_cast<std::uint32_t>(e) & ~image_bit);
+  }
 
   /// Where entry k of row i lives.
   CELLINT_HD std::size_t at(Index i, Index k) const {
@@ -193,10 +197,13 @@ struct ListShape {
     if (slot) *slot = p.slot();
     return x;
   }
+  /// Whether list position t is a target (see NeighborList::set_targets()): its row is found; the others stay empty.
+  CELLINT_HD bool has_row(Index t) const { return targets >= n || original[ids[t]] < targets; }
   /// Finds row t (the list positions within cutoff + skin; with `lanes` > 1 those of lane `lane`, see
   /// for_each_candidate()), calls store(k, entry) for the first `capacity` it finds and returns how many it found.
   template <class Store>
   CELLINT_HD Index find_row(Index t, Store&& store, Index lane = 0, Index lanes = 1) const {
+    if (!has_row(t)) return 0;
     Index m = 0;
     for_each_candidate<8>(
         t, packed_position(t), reach2,
@@ -213,7 +220,8 @@ struct ListShape {
     const unsigned go = ctrl[ListWord::request];
     ctrl[ListWord::active] = go;
     ctrl[ListWord::request] = 0u;
-    if (go) log[ctrl[ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(ctrl[ListWord::updates]);
+    if (go)
+      log[ctrl[ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(ctrl[ListWord::updates]);
     return go;
   }
 };
@@ -444,7 +452,12 @@ struct ListBuildRowsStaged {
     const Index base = lane == 0 ? 0 : half, room = lane == 0 ? half : cap - half;
     Index m = 0;
     if (row < s.n)
-      m = s.find_row(row, [&](Index k, Index u) { if (k < room) word(base + k, r) = u; }, Index(lane), Index(lanes));
+      m = s.find_row(
+          row,
+          [&](Index k, Index u) {
+            if (k < room) word(base + k, r) = u;
+          },
+          Index(lane), Index(lanes));
     found[lane * rows + r] = m;
     b.sync();
     if (row < s.n && lane == 0) {
@@ -541,8 +554,9 @@ CELLINT_HD CELLINT_INLINE void row_add(const ListShape<Real, Dim>& s, const Grid
       accumulate_pair<T>(f, GlobalSource<T, F, Real, Dim>{x, f, v, j}, xt, pt, rc2, acc);
     });
   } else if (g == 0) {
-    s.for_each_candidate(t, xt, T::cutoff_test ? rc2 : s.reach2,
-                         [&](Index, Index j, const Vec<Real, Dim>& dr, Real r2, bool) { pair_term<T>(f, v, j, dr, r2, pt, acc); });
+    s.for_each_candidate(
+        t, xt, T::cutoff_test ? rc2 : s.reach2,
+        [&](Index, Index j, const Vec<Real, Dim>& dr, Real r2, bool) { pair_term<T>(f, v, j, dr, r2, pt, acc); });
   }
 }
 
@@ -565,11 +579,11 @@ CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real,
 template <class F, class Real, int Dim>
 struct ListInteract {
   using T = FunctorTraits<F, Real, Dim>;
-  ListShape<Real, Dim> s;   ///< the list
-  GridView<Real, Dim> v;    ///< the grid
-  F f;                      ///< the functor
-  typename T::Accum* out;   ///< one accumulator per slot
-  Index group;              ///< threads per target
+  ListShape<Real, Dim> s;  ///< the list
+  GridView<Real, Dim> v;   ///< the grid
+  F f;                     ///< the functor
+  typename T::Accum* out;  ///< one accumulator per slot
+  Index group;             ///< threads per target
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const Index id = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
@@ -639,8 +653,8 @@ CELLINT_HD CELLINT_INLINE typename T::Accum half_row(const ListShape<Real, Dim>&
 template <class F, class Real, int Dim>
 struct ListInit {
   using T = FunctorTraits<F, Real, Dim>;
-  F f;                      ///< the functor
-  typename T::Accum* out;   ///< one accumulator per slot
+  F f;                     ///< the functor
+  typename T::Accum* out;  ///< one accumulator per slot
   template <class A>
   CELLINT_HD void operator()(A&, Index i) const {
     out[i] = T::init(f);
@@ -651,18 +665,17 @@ struct ListInit {
 template <class F, class Real, int Dim>
 struct ListInteractHalf {
   using T = FunctorTraits<F, Real, Dim>;
-  ListShape<Real, Dim> s;   ///< the list
-  GridView<Real, Dim> v;    ///< the grid
-  F f;                      ///< the functor
-  typename T::Accum* out;   ///< one accumulator per slot, holding init
+  ListShape<Real, Dim> s;  ///< the list
+  GridView<Real, Dim> v;   ///< the grid
+  F f;                     ///< the functor
+  typename T::Accum* out;  ///< one accumulator per slot, holding init
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const Index t = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
     if (t >= s.n) return;
     Index slot;
-    const auto acc = half_row<T>(s, v, f, t, &slot, [&](Index j, const typename T::Accum& aj) {
-      atomic_add_accum<T>(b, out + j, aj);
-    });
+    const auto acc = half_row<T>(s, v, f, t, &slot,
+                                 [&](Index j, const typename T::Accum& aj) { atomic_add_accum<T>(b, out + j, aj); });
     atomic_add_accum<T>(b, out + slot, acc);
   }
 };
