@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "cellint/backend/emulated.hpp"
 #include "cellint/backend/host.hpp"
+#include "cellint/lists/neighbor_list.hpp"
 #include "cellint/mpi/distributed_grid.hpp"
 #include "cellint/potentials/counting.hpp"
 #include "cellint/potentials/lennard_jones.hpp"
@@ -182,6 +184,105 @@ TEST_CASE("distributed sums equal the single-rank run's, every strategy", "[mpi]
         compare_with_single_rank<Emulated, float, 2>(periodic, dist, seed + 5, true);
       }
     }
+}
+
+/// Between list rebuilds: every owned particle moves in the rank's grid (on the backend, slot order) by less than half
+/// the skin, update_ghosts() sends the same ghosts' new positions, and a full list with rows for the owned particles
+/// only (set_targets) gives each owned particle the single-rank run's sums at the moved positions.
+template <class B, class Real, int Dim>
+void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread) {
+  const Real skin = Real(0.3);
+  const Box<Real, Dim> box = test_box<Real, Dim>(periodic, 8);
+  CellGrid<B, Real, Dim> shape(box, Real(1));
+  const auto x = cellint::test::make_positions<Real, Dim>(shape.geometry(), 2.5, Distribution::Clustered, seed);
+  // the move of particle `id`: below skin / 2 in length, none where it would leave an open box
+  auto moved = [&](std::uint64_t id, const Real* xi, Real* out) {
+    std::mt19937_64 rng(seed ^ (id * 0x9E3779B97F4A7C15ull));
+    std::uniform_real_distribution<double> u(-1, 1);
+    bool inside = true;
+    for (int d = 0; d < Dim; ++d) {
+      out[d] = static_cast<Real>(xi[d] + 0.45 * skin / std::sqrt(double(Dim)) * u(rng));
+      inside = inside && (periodic || (out[d] >= box.origin[d] && out[d] < box.origin[d] + box.lengths[d]));
+    }
+    if (!inside)
+      for (int d = 0; d < Dim; ++d) out[d] = xi[d];
+  };
+  mpi::DistributedGrid<B, Real, Dim> g(MPI_COMM_WORLD, box, Real(1), ranks_for<Dim>(spread), skin);
+  g.particles().fields = 1;
+  scatter(g, x);
+  g.migrate(true);
+  g.exchange();
+  const Index own = static_cast<Index>(g.particles().size());
+  NeighborList<B, Real, Dim> list(g.grid(), skin, ListOptions{}, own);
+  {  // move the owned particles in the grid, as an integrator would
+    auto& grid = g.grid();
+    const Index n = grid.size();
+    std::vector<Index> user(static_cast<std::size_t>(n));
+    std::array<std::vector<Real>, Dim> pos;
+    B::copy(user.data(), grid.original_index(), sizeof(Index) * user.size(), CopyKind::DeviceToHost);
+    for (int d = 0; d < Dim; ++d) {
+      pos[d].resize(user.size());
+      B::copy(pos[d].data(), grid.positions(d), sizeof(Real) * user.size(), CopyKind::DeviceToHost);
+    }
+    for (std::size_t s = 0; s < user.size(); ++s) {
+      if (user[s] >= own) continue;  // a ghost: update_ghosts() brings its owner's move
+      Real xi[Dim], to[Dim];
+      for (int d = 0; d < Dim; ++d) xi[d] = pos[d][s];
+      moved(g.particles().id[static_cast<std::size_t>(user[s])], xi, to);
+      for (int d = 0; d < Dim; ++d) pos[d][s] = to[d];
+    }
+    for (int d = 0; d < Dim; ++d)
+      B::copy(grid.positions(d), pos[d].data(), sizeof(Real) * user.size(), CopyKind::HostToDevice);
+    B::synchronize();
+  }
+  g.update_ghosts();
+  list.update(g.grid());
+  using LJ = LennardJones<Real, Dim, double>;
+  const LJ lj = LJ::make(Real(1), Real(0.4), Real(1), true, Real(0.25));
+  Buffer<B, typename LJ::Accum> out(static_cast<std::size_t>(std::max<Index>(g.grid().size(), 1)));
+  interact(list, g.grid(), lj, out.data());
+  const auto mine = g.owned_values(static_cast<const typename LJ::Accum*>(out.data()));
+  const auto all = g.gather(mine);
+  if (world_rank() != 0) return;
+  INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << ", " << Dim << "D, "
+                    << (periodic ? "periodic" : "open") << ", ghosts updated in place, seed " << seed);
+  std::array<std::vector<Real>, Dim> y;
+  for (int d = 0; d < Dim; ++d) y[d].resize(x[0].size());
+  for (std::size_t i = 0; i < x[0].size(); ++i) {
+    Real xi[Dim], to[Dim];
+    for (int d = 0; d < Dim; ++d) xi[d] = x[d][i];
+    moved(i, xi, to);
+    for (int d = 0; d < Dim; ++d) y[d][i] = to[d];
+  }
+  CellGrid<B, Real, Dim> whole(box, Real(1));
+  whole.build(y);
+  Buffer<B, typename LJ::Accum> f(x[0].size());
+  interact_with(StrategyKind::Auto, whole, lj, f.data());
+  const auto want = whole.to_user_order(f.data());
+  REQUIRE(all.size() == want.size());
+  double worst = 0;
+  for (const auto& [id, a] : all) {
+    const auto& b = want[id];
+    double scale = 1;
+    for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(b.force[d]));
+    for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(a.force[d] - b.force[d]) / scale);
+    worst = std::max(worst, std::abs(a.energy - b.energy) / std::max(1.0, std::abs(b.energy)));
+  }
+  CHECK(worst < (sizeof(Real) == 4 ? 1e-3 : 1e-12));
+}
+
+TEST_CASE("ghosts updated in place follow their owners; a list over owned targets gives the single-rank sums",
+          "[mpi]") {
+  const std::uint64_t seed = shared_seed();
+  for (bool periodic : {true, false}) {
+    ghosts_follow_owners<Host, double, 3>(periodic, seed, false);
+    ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 1, false);
+    ghosts_follow_owners<Emulated, double, 2>(periodic, seed + 2, false);
+    if (world_size() >= 4 && world_size() % 2 == 0) {
+      ghosts_follow_owners<Host, float, 2>(periodic, seed + 3, true);
+      ghosts_follow_owners<Emulated, double, 3>(periodic, seed + 4, true);
+    }
+  }
 }
 
 TEST_CASE("migration keeps every particle exactly once, across rank boundaries and the periodic wrap", "[mpi]") {

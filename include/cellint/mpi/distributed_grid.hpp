@@ -30,6 +30,9 @@
 #include <map>
 #include <memory>
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT
+#endif
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -117,6 +120,46 @@ void agreed(MPI_Comm comm, Work&& work) {
     if (err.empty()) err = "cellint::mpi: an error without a message";
   }
   agree(comm, err);
+}
+
+/// Halo packing on the backend: out[d * n + j] = position d of slot `slot[j]`, plus `shift` along `axis`.
+template <class Real, int Dim>
+struct HaloGather {
+  const Real* pos[Dim];
+  const Index* slot;
+  Index n;
+  int axis;
+  Real shift;
+  Real* out;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index j) const {
+    const Index i = slot[j];
+    for (int d = 0; d < Dim; ++d) out[static_cast<std::size_t>(d) * n + j] = pos[d][i] + (d == axis ? shift : Real(0));
+  }
+};
+
+/// Halo unpacking on the backend: position d of slot `slot[j]` = in[d * n + j].
+template <class Real, int Dim>
+struct HaloScatter {
+  Real* pos[Dim];
+  const Index* slot;
+  Index n;
+  const Real* in;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index j) const {
+    const Index i = slot[j];
+    for (int d = 0; d < Dim; ++d) pos[d][i] = in[static_cast<std::size_t>(d) * n + j];
+  }
+};
+
+/// Whether the MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support(), where the library was built
+/// with CUDA; false for any other MPI, which is then staged through host memory).
+inline bool mpi_accepts_device_pointers() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
 }
 
 }  // namespace detail
@@ -278,6 +321,7 @@ class DistributedGrid {
   void exchange() {
     ghost_.clear();
     ghost_.fields = own_.fields;
+    std::vector<HaloMessage> plan;
     for (int d = 0; d < Dim; ++d) {
       if (dec_.ranks[d] == 1) continue;  // the whole axis is here: periodic in the grid itself, or open
       const Real lo = dec_.lo(d, coords_[d]), hi = dec_.hi(d, coords_[d]), g = dec_.ghost;
@@ -290,7 +334,13 @@ class DistributedGrid {
         const int from = dec_.neighbor(coords_, d, -dir);
         Particles<Real, Dim> out;
         out.fields = own_.fields;
-        auto pick = [&](const Particles<Real, Dim>& p, std::size_t count) {
+        HaloMessage msg;
+        msg.axis = d;
+        msg.shift = shift;
+        msg.to = to < 0 ? MPI_PROC_NULL : to;
+        msg.from = from < 0 ? MPI_PROC_NULL : from;
+        msg.tag = dir < 0 ? 11 : 12;
+        auto pick = [&](const Particles<Real, Dim>& p, std::size_t count, std::size_t base) {
           for (std::size_t i = 0; i < count; ++i) {
             const Real xd = p.x[d][i];
             if (dir < 0 ? xd < lo + g : xd >= hi - g) {
@@ -298,14 +348,18 @@ class DistributedGrid {
               for (int a = 0; a < Dim; ++a) xi[a] = p.x[a][i];
               xi[d] += shift;
               out.push(p.id[i], xi, p.fields ? &p.field[i * static_cast<std::size_t>(p.fields)] : nullptr);
+              msg.send.push_back(static_cast<Index>(base + i));
             }
           }
         };
         if (to >= 0) {
-          pick(own_, own_.size());
-          pick(ghost_, before);
+          pick(own_, own_.size(), 0);
+          pick(ghost_, before, own_.size());
         }
-        sendrecv(out, to < 0 ? MPI_PROC_NULL : to, from < 0 ? MPI_PROC_NULL : from, dir < 0 ? 11 : 12);
+        msg.recv_at = static_cast<Index>(own_.size() + ghost_.size());
+        sendrecv(out, msg.to, msg.from, msg.tag);
+        msg.recv = static_cast<Index>(own_.size() + ghost_.size()) - msg.recv_at;
+        plan.push_back(std::move(msg));
       }
     }
     detail::agreed(comm_, [&] {
@@ -317,7 +371,63 @@ class DistributedGrid {
         all[d].insert(all[d].end(), ghost_.x[d].begin(), ghost_.x[d].end());
       }
       grid_->build(all);
+      set_plan(std::move(plan));
     });
+  }
+
+  /// Sends the ghosts of the last exchange() again, at their owners' current positions in the grid (backend, slot
+  /// order): between neighbour-list rebuilds a simulation moves the grid's positions in place, and while no particle
+  /// has moved more than half the skin the same particles make up the ghost layer, so that only positions need to
+  /// travel (LAMMPS's forward communication). Packing and unpacking run on the backend; the messages go from device
+  /// memory where the MPI accepts device pointers (and from host memory on the Host and Emulated backends), else
+  /// through host buffers. Collective; ghosts' slots keep their order, so lists and attributes stay valid.
+  void update_ghosts() {
+    const auto stream = grid_->stream();
+    const bool direct = !Backend::device_memory || detail::mpi_accepts_device_pointers();
+    for (const HaloMessage& m : plan_) {
+      const Index ns = static_cast<Index>(m.send.size()), nr = m.recv;
+      if (send_buf_.size() < static_cast<std::size_t>(Dim) * ns) send_buf_.resize(static_cast<std::size_t>(Dim) * ns);
+      if (recv_buf_.size() < static_cast<std::size_t>(Dim) * nr) recv_buf_.resize(static_cast<std::size_t>(Dim) * nr);
+      if (ns > 0) {
+        detail::HaloGather<Real, Dim> k{{}, slots_.data() + m.send_slots, ns, m.axis, m.shift, send_buf_.data()};
+        for (int d = 0; d < Dim; ++d) k.pos[d] = grid_->positions(d);
+        cellint::detail::parallel_for<Backend>(ns, k, stream);
+      }
+      const int cs = Dim * static_cast<int>(ns), cr = Dim * static_cast<int>(nr);
+      if (direct) {
+        Backend::synchronize(stream);
+        MPI_Sendrecv(send_buf_.data(), cs, detail::datatype<Real>(), m.to, m.tag, recv_buf_.data(), cr,
+                     detail::datatype<Real>(), m.from, m.tag, comm_, MPI_STATUS_IGNORE);
+      } else {
+        host_send_.resize(static_cast<std::size_t>(cs));
+        host_recv_.resize(static_cast<std::size_t>(cr));
+        Backend::copy(host_send_.data(), send_buf_.data(), sizeof(Real) * host_send_.size(), CopyKind::DeviceToHost,
+                      stream);
+        MPI_Sendrecv(host_send_.data(), cs, detail::datatype<Real>(), m.to, m.tag, host_recv_.data(), cr,
+                     detail::datatype<Real>(), m.from, m.tag, comm_, MPI_STATUS_IGNORE);
+        Backend::copy(recv_buf_.data(), host_recv_.data(), sizeof(Real) * host_recv_.size(), CopyKind::HostToDevice,
+                      stream);
+      }
+      if (nr > 0) {
+        detail::HaloScatter<Real, Dim> k{{}, slots_.data() + m.recv_slots, nr, recv_buf_.data()};
+        for (int d = 0; d < Dim; ++d) k.pos[d] = grid_->positions(d);
+        cellint::detail::parallel_for<Backend>(nr, k, stream);
+      }
+    }
+  }
+
+  /// The owned particles' values of a per-slot backend array of the grid (an attribute, a result), in particles()
+  /// order, on the host: for bringing a simulation's state back before migrate().
+  template <class T>
+  std::vector<T> owned_values(const T* sorted_backend) const {
+    std::vector<T> v = grid_->to_user_order(sorted_backend);
+    v.resize(own_.size());
+    return v;
+  }
+  /// Copies the owned particles' positions from the grid (as an integrator left them on the backend) into
+  /// particles().x, before migrate().
+  void pull_positions() {
+    for (int d = 0; d < Dim; ++d) own_.x[d] = owned_values(static_cast<const Real*>(grid_->positions(d)));
   }
 
   /// Field k of the owned particles and the ghosts as an attribute of the grid (after exchange(); valid until the next
@@ -423,6 +533,35 @@ class DistributedGrid {
                    MPI_STATUS_IGNORE);
   }
 
+  // One message of the ghost exchange: what goes to `to` (indices into owned then ghost particles, in user order),
+  // and where what comes from `from` lands.
+  struct HaloMessage {
+    int axis = 0, to = MPI_PROC_NULL, from = MPI_PROC_NULL, tag = 0;
+    Real shift = 0;
+    std::vector<Index> send;                     // user indices (owned particles, then ghosts)
+    Index recv_at = 0, recv = 0;                 // the received ghosts' user indices: recv_at .. recv_at + recv - 1
+    std::size_t send_slots = 0, recv_slots = 0;  // offsets of their grid slots in slots_
+  };
+  // Keeps the exchange's messages with their particles' grid slots on the backend (after the grid's build).
+  void set_plan(std::vector<HaloMessage> plan) {
+    const Index total = grid_->size();
+    std::vector<Index> slot_of(static_cast<std::size_t>(total)), by_slot(static_cast<std::size_t>(total));
+    if (total > 0)
+      Backend::copy(by_slot.data(), grid_->original_index(), sizeof(Index) * by_slot.size(), CopyKind::DeviceToHost,
+                    grid_->stream());
+    for (Index s = 0; s < total; ++s) slot_of[static_cast<std::size_t>(by_slot[static_cast<std::size_t>(s)])] = s;
+    std::vector<Index> slots;
+    for (HaloMessage& m : plan) {
+      m.send_slots = slots.size();
+      for (Index u : m.send) slots.push_back(slot_of[static_cast<std::size_t>(u)]);
+      m.recv_slots = slots.size();
+      for (Index j = 0; j < m.recv; ++j) slots.push_back(slot_of[static_cast<std::size_t>(m.recv_at + j)]);
+    }
+    slots_.resize(std::max<std::size_t>(slots.size(), 1));
+    if (!slots.empty()) slots_.upload(slots.data(), grid_->stream());
+    plan_ = std::move(plan);
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   Real cutoff_;  // the interaction cutoff
@@ -430,6 +569,10 @@ class DistributedGrid {
   std::array<int, Dim> coords_{};
   std::unique_ptr<Grid> grid_;
   Particles<Real, Dim> own_, ghost_;
+  std::vector<HaloMessage> plan_;  // the last exchange()'s messages
+  Buffer<Backend, Index> slots_;   // their grid slots
+  Buffer<Backend, Real> send_buf_, recv_buf_;
+  std::vector<Real> host_send_, host_recv_;  // staging where the MPI takes host memory only
 };
 
 }  // namespace cellint::mpi
