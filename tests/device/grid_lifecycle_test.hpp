@@ -178,6 +178,26 @@ TEMPLATE_TEST_CASE("a build() with another count drops attributes and rejects th
   CHECK_NOTHROW(interact_with(simple_strategy<B>(), g, f, out.data()));
 }
 
+TEMPLATE_TEST_CASE("detach_attributes() drops attributes for a build() of other particles of the same count",
+                   CELLINT_TEST_TAG "[grid][lifecycle]", LIFECYCLE_BACKENDS) {
+  using B = TestType;
+  CellGrid<B, double, 3> g(test_box<double, 3>(true), 1.0);
+  const auto p = make_positions(g.geometry(), 2.0, Distribution::Uniform, fresh_seed());
+  g.build(p);
+  MassSum<double, 3> f;
+  f.mass = g.attach(std::vector<double>(static_cast<std::size_t>(g.size()), 1.0));
+  CHECK(g.attribute_count() == 1);
+  g.detach_attributes();
+  CHECK(g.attribute_count() == 0);
+  g.build(p);
+  CHECK_THROWS_WITH(g.attribute(f.mass), Contains("or by detach_attributes()"));
+  // (room for max_attributes again)
+  for (int k = 0; k < 8; ++k) f.mass = g.attach(std::vector<double>(static_cast<std::size_t>(g.size()), 2.0));
+  CHECK(g.attribute_count() == 8);
+  Buffer<B, double> out(static_cast<std::size_t>(g.size()));
+  CHECK_NOTHROW(interact_with(simple_strategy<B>(), g, f, out.data()));
+}
+
 template <class B, class Real, int Dim>
 void usable_after_a_rejected_rebuild(bool periodic) {
   const auto seed = fresh_seed();

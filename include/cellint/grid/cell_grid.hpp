@@ -6,8 +6,8 @@
 #include <atomic>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -81,9 +81,9 @@ class CellGrid {
   static_assert(std::is_floating_point<Real>::value, "cellint::CellGrid: Real must be float or double");
 
  public:
-  using backend_type = Backend;  ///< the backend
-  using real_type = Real;        ///< position type
-  static constexpr int dim = Dim;  ///< dimension
+  using backend_type = Backend;             ///< the backend
+  using real_type = Real;                   ///< position type
+  static constexpr int dim = Dim;           ///< dimension
   using Stream = typename Backend::Stream;  ///< backend stream
   using View = GridView<Real, Dim>;         ///< what kernels see
 
@@ -124,8 +124,10 @@ class CellGrid {
   void build(const std::array<std::vector<Real>, Dim>& xyz) {
     std::array<const Real*, Dim> p;
     for (int d = 0; d < Dim; ++d) {
-      CELLINT_EXPECTS(xyz[d].size() == xyz[0].size(), "cellint::CellGrid::build: coordinate arrays differ in "
-                      "length (", xyz[0].size(), " along x, ", xyz[d].size(), " along axis ", d, ")");
+      CELLINT_EXPECTS(xyz[d].size() == xyz[0].size(),
+                      "cellint::CellGrid::build: coordinate arrays differ in "
+                      "length (",
+                      xyz[0].size(), " along x, ", xyz[d].size(), " along axis ", d, ")");
       p[d] = xyz[d].data();
     }
     build(p, xyz[0].size());
@@ -172,8 +174,8 @@ class CellGrid {
   Attribute<T> attach(const T* host_values) {
     static_assert(std::is_trivially_copyable<T>::value, "cellint: attributes must be trivially copyable");
     expect_built("attach");
-    CELLINT_EXPECTS(attrs_.size() < static_cast<std::size_t>(max_attributes),
-                    "cellint::CellGrid::attach: at most ", max_attributes, " attributes");
+    CELLINT_EXPECTS(attrs_.size() < static_cast<std::size_t>(max_attributes), "cellint::CellGrid::attach: at most ",
+                    max_attributes, " attributes");
     AttributeSlot a;
     a.elem = sizeof(T);
     a.type = detail::attribute_type_hash<T>();
@@ -196,18 +198,30 @@ class CellGrid {
   template <class T>
   Attribute<T> attach(const std::vector<T>& host_values) {
     expect_built("attach");
-    CELLINT_EXPECTS(host_values.size() == static_cast<std::size_t>(n_), "cellint::CellGrid::attach: ",
-                    host_values.size(), " values for ", n_, " particles; give one value per particle");
+    CELLINT_EXPECTS(host_values.size() == static_cast<std::size_t>(n_),
+                    "cellint::CellGrid::attach: ", host_values.size(), " values for ", n_,
+                    " particles; give one value per particle");
     return attach(host_values.data());
   }
+  /// Drops every attribute (their handles become invalid): for a build() of another set of particles that happens to
+  /// have the same count, where the attributes would otherwise be kept and permuted as if the particles were the same.
+  void detach_attributes() {
+    if (!attrs_.empty()) drop_attributes();
+  }
+  /// Number of attributes attached.
+  int attribute_count() const { return static_cast<int>(attrs_.size()); }
   /// The handle of the k-th attribute attached (counting from 0), of element type T.
   /// @throws InvalidArgument when there is no attribute k or its type is not T
   template <class T>
   Attribute<T> attribute_handle(int k) const {
-    CELLINT_EXPECTS(k >= 0 && k < static_cast<int>(attrs_.size()), "cellint::CellGrid::attribute_handle: no "
-                    "attribute ", k, " (", attrs_.size(), " attached)");
-    CELLINT_EXPECTS(attrs_[k].type == detail::attribute_type_hash<T>(), "cellint::CellGrid::attribute_handle: "
-                    "attribute ", k, " holds ", attrs_[k].type_name, ", not ", typeid(T).name());
+    CELLINT_EXPECTS(k >= 0 && k < static_cast<int>(attrs_.size()),
+                    "cellint::CellGrid::attribute_handle: no "
+                    "attribute ",
+                    k, " (", attrs_.size(), " attached)");
+    CELLINT_EXPECTS(attrs_[k].type == detail::attribute_type_hash<T>(),
+                    "cellint::CellGrid::attribute_handle: "
+                    "attribute ",
+                    k, " holds ", attrs_[k].type_name, ", not ", typeid(T).name());
     Attribute<T> h;
     h.index = k;
     h.grid = serial_;
@@ -252,9 +266,11 @@ class CellGrid {
           const bool mirrored = index < static_cast<std::int32_t>(other.attrs_.size()) &&
                                 other.attrs_[static_cast<std::size_t>(index)].type == w[5];
           CELLINT_EXPECTS(mirrored, "cellint::interact: the functor's Attribute handle at byte ", off, " (attribute ",
-                          index, " of the ", &owner == this ? "target" : "source", " grid) is read on both sides, "
-                          "since the functor has no load_source(), but the ", &owner == this ? "source" : "target",
-                          " grid holds no attribute ", index, " of that type: attach the same attributes in the same "
+                          index, " of the ", &owner == this ? "target" : "source",
+                          " grid) is read on both sides, "
+                          "since the functor has no load_source(), but the ",
+                          &owner == this ? "source" : "target", " grid holds no attribute ", index,
+                          " of that type: attach the same attributes in the same "
                           "order to both grids, or give the functor load_source() for the sources");
         }
       }
@@ -289,7 +305,8 @@ class CellGrid {
   /// Same, from a host vector in sorted order (backends with host memory; size checked).
   template <class T>
   std::vector<T> to_user_order(const std::vector<T>& sorted) const {
-    static_assert(!Backend::device_memory, "cellint::CellGrid::to_user_order(std::vector): this backend's "
+    static_assert(!Backend::device_memory,
+                  "cellint::CellGrid::to_user_order(std::vector): this backend's "
                   "results live in device memory; pass a Buffer or a device pointer");
     expect_size(sorted.size(), "to_user_order", "the sorted vector");
     return to_user_order(sorted.data());
@@ -310,8 +327,8 @@ class CellGrid {
   template <class T>
   void from_user_order(const std::vector<T>& user, T* sorted_backend) const {
     expect_built("from_user_order");
-    CELLINT_EXPECTS(user.size() == static_cast<std::size_t>(n_), "cellint::CellGrid::from_user_order: ",
-                    user.size(), " values for ", n_, " particles; give one value per particle");
+    CELLINT_EXPECTS(user.size() == static_cast<std::size_t>(n_), "cellint::CellGrid::from_user_order: ", user.size(),
+                    " values for ", n_, " particles; give one value per particle");
     from_user_order(user.data(), sorted_backend);
   }
   /// Same, into a Buffer (size checked).
@@ -379,8 +396,10 @@ class CellGrid {
   };
 
   void expect_built(const char* who) const {
-    CELLINT_EXPECTS(built_, "cellint::CellGrid::", who, ": the grid holds no binned particles; call build() "
-                    "first", (ever_built_ ? " (the last build() or rebuild() threw)" : ""));
+    CELLINT_EXPECTS(built_, "cellint::CellGrid::", who,
+                    ": the grid holds no binned particles; call build() "
+                    "first",
+                    (ever_built_ ? " (the last build() or rebuild() threw)" : ""));
   }
   void expect_size(std::size_t have, const char* who, const char* what) const {
     expect_built(who);
@@ -390,9 +409,9 @@ class CellGrid {
   static Index checked_count(Count n, const char* who) {
     if constexpr (std::is_signed<Count>::value)
       CELLINT_EXPECTS(n >= 0, "cellint::CellGrid::", who, ": particle count must be >= 0, got ", +n);
-    CELLINT_EXPECTS(static_cast<std::uintmax_t>(n) <= static_cast<std::uintmax_t>(max_size()), "cellint::CellGrid::",
-                    who, ": ", +n, " particles exceed the largest count a grid holds, ", max_size(),
-                    " (particle indices are 32-bit); split the particles over several grids");
+    CELLINT_EXPECTS(static_cast<std::uintmax_t>(n) <= static_cast<std::uintmax_t>(max_size()),
+                    "cellint::CellGrid::", who, ": ", +n, " particles exceed the largest count a grid holds, ",
+                    max_size(), " (particle indices are 32-bit); split the particles over several grids");
     return static_cast<Index>(n);
   }
   // (no string is formatted unless the handle is wrong: interact() checks every handle per call)
@@ -404,12 +423,14 @@ class CellGrid {
                                   ? std::string("cellint::CellGrid::") + who + ": the Attribute handle"
                                   : detail::cat("cellint::", who, ": the functor's Attribute handle at byte ", offset);
     CELLINT_EXPECTS(index >= 0, where, " is unset; set it to the value grid.attach<T>(...) returned");
-    CELLINT_EXPECTS(grid == serial_, where, " (attribute ", index, ") was attached to another grid; attach "
+    CELLINT_EXPECTS(grid == serial_, where, " (attribute ", index,
+                    ") was attached to another grid; attach "
                     "the attribute to this grid and use the handle it returns");
-    CELLINT_EXPECTS(attached, where, " (attribute ", index, ") was dropped by a build() with another particle "
-                    "count; attach it again after build()");
-    throw InvalidArgument(detail::cat(where, " (attribute ", index, ") does not match the attached type ",
-                                      attrs_[index].type_name));
+    CELLINT_EXPECTS(attached, where, " (attribute ", index,
+                    ") was dropped by a build() with another particle "
+                    "count or by detach_attributes(); attach it again after build()");
+    throw InvalidArgument(
+        detail::cat(where, " (attribute ", index, ") does not match the attached type ", attrs_[index].type_name));
   }
   void drop_attributes() {
     attrs_.clear();
@@ -493,7 +514,8 @@ class CellGrid {
         Buffer<Backend, std::uint32_t> keys(n);
         if (have_ids) {
           Buffer<Backend, Index> inv(n), vals(n);
-          detail::parallel_for<Backend>(n, detail::ScatterKernel<std::uint32_t>{cell_of_.data(), in_id, keys.data()}, stream_);
+          detail::parallel_for<Backend>(n, detail::ScatterKernel<std::uint32_t>{cell_of_.data(), in_id, keys.data()},
+                                        stream_);
           detail::parallel_for<Backend>(n, detail::InverseKernel{in_id, inv.data()}, stream_);
           detail::parallel_for<Backend>(n, detail::IotaKernel{vals.data()}, stream_);
           Backend::sort_pairs(keys.data(), vals.data(), n, key_bits(nc), stream_);
@@ -511,7 +533,8 @@ class CellGrid {
         }
         detail::parallel_for<Backend>(n, k, stream_);
       } else {
-        detail::GridScatter<Real, Dim> k{geo_, {}, in_id, cell_of_.data(), rank_.data(), start_.data(), {}, id_.data(), src_.data()};
+        detail::GridScatter<Real, Dim> k{geo_,          {}, in_id,      cell_of_.data(), rank_.data(),
+                                         start_.data(), {}, id_.data(), src_.data()};
         for (int d = 0; d < Dim; ++d) {
           k.x[d] = in[d];
           k.out[d] = out[d];
@@ -564,13 +587,13 @@ class CellGrid {
   Stream stream_;
   Index n_ = 0;
   Index max_per_cell_ = 0;
-  bool built_ = false;       ///< binned particles are consistent (see expect_built)
-  bool ever_built_ = false;  ///< a build() succeeded once (for the message)
+  bool built_ = false;                                 ///< binned particles are consistent (see expect_built)
+  bool ever_built_ = false;                            ///< a build() succeeded once (for the message)
   std::uint32_t serial_ = detail::next_grid_serial();  ///< names this grid in Attribute handles
-  std::uint32_t generation_ = 1;  ///< incremented when a build() drops the attributes
-  std::uint64_t binnings_ = 0;    ///< successful binnings (see binning_count())
-  Index attr_n_ = 0;              ///< elements per attribute
-  bool attrs_user_order_ = false; ///< attributes are in the user's order (between the two halves of a build())
+  std::uint32_t generation_ = 1;                       ///< incremented when a build() drops the attributes
+  std::uint64_t binnings_ = 0;                         ///< successful binnings (see binning_count())
+  Index attr_n_ = 0;                                   ///< elements per attribute
+  bool attrs_user_order_ = false;  ///< attributes are in the user's order (between the two halves of a build())
   std::array<Buffer<Backend, Real>, Dim> pos_, pos_alt_;
   Buffer<Backend, Index> id_, id_alt_, src_;
   Buffer<Backend, std::uint32_t> start_, count_, cell_of_, rank_, scalars_;

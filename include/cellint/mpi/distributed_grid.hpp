@@ -317,7 +317,7 @@ class DistributedGrid {
   }
 
   /// Fills the ghost layer from the neighbours (positions, ids and fields) and rebuilds the grid over the owned
-  /// particles and the ghosts (collective).
+  /// particles and the ghosts (collective). The grid's attributes are dropped: attach them again (attach_field()).
   void exchange() {
     ghost_.clear();
     ghost_.fields = own_.fields;
@@ -370,6 +370,7 @@ class DistributedGrid {
         all[d].insert(all[d].end(), own_.x[d].begin(), own_.x[d].end());
         all[d].insert(all[d].end(), ghost_.x[d].begin(), ghost_.x[d].end());
       }
+      grid_->detach_attributes();  // (another set of particles, even where the count is the same)
       grid_->build(all);
       set_plan(std::move(plan));
     });
