@@ -5,7 +5,9 @@
 #   bash benchmarks/mpi_scaling.sh [RANKS...]        (default: 1 2; BIN: the program, default build/examples/lj/...)
 # Weak: about WEAK_ATOMS atoms per rank (fcc cells per side rounded, so the count per rank is reported as run);
 # efficiency = rate per rank / rate of one rank. Strong: STRONG_CELLS^3 x 4 atoms on every count; efficiency =
-# rate / (ranks x rate of one rank). STEPS steps each (default 50), thermo at the end only.
+# rate / (ranks x rate of one rank). STEPS steps each (default 50; STRONG_STEPS for strong), thermo at the end only.
+# ARGS: more options for every run (e.g. "--backend cuda --precision float"; the GPU program is cellint_lj_mpi_cuda,
+# one GPU per rank); KINDS: "weak strong" (default) or one of them; TAG: a prefix for the run names.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:-$here/build/examples/lj/cellint_lj_mpi}
@@ -13,6 +15,10 @@ OUT=${OUT:-$here/benchmarks/results/lj-mpi-$(date -u +%Y%m%dT%H%M%SZ)}
 STEPS=${STEPS:-50}
 WEAK_ATOMS=${WEAK_ATOMS:-32000}
 STRONG_CELLS=${STRONG_CELLS:-20}
+STRONG_STEPS=${STRONG_STEPS:-$STEPS}
+ARGS=${ARGS:-}
+KINDS=${KINDS:-weak strong}
+TAG=${TAG:-}
 RANKS=("$@")
 [ ${#RANKS[@]} -eq 0 ] && RANKS=(1 2)
 LAUNCH=${LAUNCH:-mpiexec}
@@ -20,20 +26,24 @@ export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROO
 [ -x "$BIN" ] || { echo "no $BIN (cmake --build build --target cellint_lj_mpi, or BIN=...)"; exit 1; }
 mkdir -p "$OUT"
 records=()
-for kind in weak strong; do
+for kind in $KINDS; do
   for np in "${RANKS[@]}"; do
+    steps=$STEPS
     if [ "$kind" = weak ]; then
       cells=$(python3 -c "print(max(5, round(($WEAK_ATOMS * $np / 4) ** (1 / 3))))")
     else
       cells=$STRONG_CELLS
+      steps=$STRONG_STEPS
     fi
-    tag="${kind}_np${np}"
-    $LAUNCH -n "$np" "$BIN" --cells "$cells" --steps "$STEPS" --thermo 0 --json "$OUT/$tag.json" >"$OUT/$tag.log" 2>&1
+    tag="${TAG}${kind}_np${np}"
+    # shellcheck disable=SC2086
+    $LAUNCH -n "$np" "$BIN" --cells "$cells" --steps "$steps" --thermo 0 $ARGS --json "$OUT/$tag.json" \
+      >"$OUT/$tag.log" 2>&1
     echo "$kind, $np ranks, $cells^3 cells: rc $? $(grep -m1 '^Loop time' "$OUT/$tag.log")"
     records+=("$OUT/$tag.json")
   done
 done
-python3 - "$OUT/lj_mpi_scaling.json" "${records[@]}" <<'EOF'
+python3 - "$OUT/${TAG}lj_mpi_scaling.json" "${records[@]}" <<'EOF'
 import json, os, sys
 out, files = sys.argv[1], sys.argv[2:]
 runs = []
@@ -41,7 +51,8 @@ for f in files:
     if not os.path.exists(f):
         continue
     r = json.load(open(f))
-    r["scaling"] = "weak" if os.path.basename(f).startswith("weak") else "strong"
+    r["scaling"] = "weak" if "weak_np" in os.path.basename(f) else "strong"
+    r["run"] = os.path.basename(f)[:-5]
     r["gpus"] = 0 if r["backend"] in ("host", "emulated") else r["ranks"]
     runs.append(r)
 for kind in ("weak", "strong"):

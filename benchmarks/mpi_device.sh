@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# cellint::mpi on the GPU machine, one GPU per rank (docs/mpi.md):
+#   check    the carried OpenMPI installed; the list test on the GPU; the LJ demo over every GPU against the
+#            single-rank run (--check-serial: double and float, list and cell loops)
+#   scaling  in.lj in float: the one-GPU demo (cellint_lj_cuda) beside weak scaling (2,048,000 atoms per GPU) and strong
+#            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again with --breakdown (phases)
+#   bash benchmarks/mpi_device.sh [check] [scaling]        (default: both)
+# The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda; default build-device/)
+# and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
+# installed from the network there. Files are unpacked into / only where none exists already.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-$here/benchmarks/results/mpi-device}
+BIN=${BIN:-$here/build-device}
+DEBS=${DEBS:-$here/.deps/openmpi-debs}
+STAGES=("$@")
+[ ${#STAGES[@]} -eq 0 ] && STAGES=(check scaling)
+mkdir -p "$OUT/runs"
+log="$OUT/mpi_device.log"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader  # one node: shared memory, no network probing
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+say() { echo "== $*" | tee -a "$log"; }
+
+install_openmpi() {
+  if command -v mpiexec >/dev/null; then return; fi
+  local stage
+  stage=$(mktemp -d)
+  for d in "$DEBS"/*.deb; do dpkg-deb -x "$d" "$stage"; done
+  # (existing files, directories' permissions and symbolic links to directories, such as /lib, are left alone)
+  (cd "$stage" && tar -cf - -- *) | tar -C / -xf - --skip-old-files --keep-directory-symlink
+  for p in mpiexec mpirun; do [ -e /usr/bin/$p ] || ln -s orterun /usr/bin/$p; done
+  ldconfig
+  say "OpenMPI from $(ls "$DEBS"/*.deb | wc -l) carried packages: $(mpiexec --version 2>&1 | head -1)"
+}
+
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+say "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $gpus GPUs, $(nproc) cores"
+install_openmpi
+M=(mpiexec --bind-to none)
+ranks=()
+for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && ranks+=("$n"); done
+
+for stage in "${STAGES[@]}"; do
+  case $stage in
+  check)
+    if [ -x "$BIN/neighbor_list_test_cuda" ]; then
+      say "neighbour-list tests on the GPU (set_targets included)"
+      "$BIN/neighbor_list_test_cuda" '[lists]' 2>&1 | tail -3 | tee -a "$log"
+    fi
+    np=$gpus; [ "$np" -lt 2 ] && np=2
+    for a in "--precision double --cells 12 --check-serial 1e-9" "--precision float --cells 20 --check-serial 1e-3" \
+             "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
+      say "$np ranks: $a"
+      # shellcheck disable=SC2086
+      "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $a 2>&1 |
+        grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
+    done
+    ;;
+  scaling)
+    say "one GPU, no MPI: cellint_lj_cuda, 2,048,000 atoms, float"
+    "$BIN/cellint_lj_cuda" --cells 80 --precision float --steps 500 --thermo 0 --json "$OUT/runs/lj_cuda_2M.json" 2>&1 |
+      grep -E 'Loop time|Neighbour list' | tee -a "$log"
+    common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
+    say "weak scaling, 2,048,000 atoms per GPU"
+    env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=200 KINDS=weak \
+      bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    say "weak scaling with --breakdown (the phases)"
+    env "${common[@]}" ARGS="--precision float --breakdown" WEAK_ATOMS=2048000 STEPS=200 KINDS=weak TAG=breakdown_ \
+      bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    say "strong scaling, 16,384,000 atoms"
+    env "${common[@]}" ARGS="--precision float --breakdown" STRONG_CELLS=160 STRONG_STEPS=100 KINDS=strong \
+      bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    grep -h 'Per step' "$OUT"/runs/*.log | tee -a "$log" >/dev/null
+    ;;
+  *) echo "unknown stage $stage (check, scaling)"; exit 1 ;;
+  esac
+done
+cp "$OUT"/runs/*lj_mpi_scaling.json "$OUT"/ 2>/dev/null
+tar -C "$OUT" -czf "$OUT/runs.tar.gz" runs && rm -rf "$OUT/runs"
+say "done: $(ls "$OUT")"
