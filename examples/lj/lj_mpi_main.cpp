@@ -350,7 +350,7 @@ class ListLoop {
     reduce_phases(g_.comm(), t_, out);
     out.ranks = g_.decomposition().ranks;
     out.rebuilds = rebuilds_ - rebuilds0;
-    out.ghosts = g_.sum(static_cast<double>(g_.ghosts().size())) / g_.size();
+    out.ghosts = g_.sum(static_cast<double>(g_.ghost_count())) / g_.size();
     g_.pull_positions();
     const auto& p = g_.particles();
     std::vector<std::array<double, 3>> x(p.size());
@@ -402,31 +402,31 @@ class ListLoop {
     return any != 0;
   }
 
-  // the state back to the host (after the first time), migration, the ghost layer, velocities and the list
+  // migration, the ghost layer, velocities and the list: on the host the first time (exchange()), then on the backend
+  // (redistribute(): only atoms that change ranks and ghosts cross to the host)
   void rebuild(bool first) {
-    auto& p = g_.particles();
-    if (!first) {
-      g_.pull_positions();
-      for (int d = 0; d < 3; ++d) {
-        const std::vector<Acc> v = g_.owned_values(static_cast<const Acc*>(velocities()[static_cast<std::size_t>(d)]));
-        for (std::size_t i = 0; i < v.size(); ++i) p.field[3 * i + static_cast<std::size_t>(d)] = v[i];
-      }
-      g_.migrate();
-    }
-    g_.exchange();
     auto& grid = g_.grid();
-    const std::size_t all = static_cast<std::size_t>(grid.size()), own = p.size();
-    for (int d = 0; d < 3; ++d) {
-      std::vector<Acc> v(all, Acc(0));  // ghosts: 0
-      for (std::size_t i = 0; i < own; ++i) v[i] = static_cast<Acc>(p.field[3 * i + static_cast<std::size_t>(d)]);
-      vel_[d] = grid.template attach<Acc>(v.data());
+    if (first) {
+      const auto& p = g_.particles();
+      g_.exchange();
+      const std::size_t all = static_cast<std::size_t>(grid.size());
+      for (int d = 0; d < 3; ++d) {
+        std::vector<Acc> v(all, Acc(0));  // ghosts: 0
+        for (std::size_t i = 0; i < p.size(); ++i)
+          v[i] = static_cast<Acc>(p.field[3 * i + static_cast<std::size_t>(d)]);
+        vel_[static_cast<std::size_t>(d)] = grid.template attach<Acc>(v.data());
+      }
+    } else {
+      g_.redistribute(vel_);  // (ghosts' velocities: 0)
     }
+    const std::size_t all = static_cast<std::size_t>(grid.size());
+    const Index own = g_.owned();
     if (!list_) {
       cellint::ListOptions lo;
       lo.every = INT_MAX;  // no displacement check of its own: the ranks decide together (moved_too_far)
-      list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, static_cast<Index>(own));
+      list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
-      list_->set_targets(static_cast<Index>(own));
+      list_->set_targets(own);
       list_->build(grid);
     }
     forces_.resize(std::max<std::size_t>(all, 1));
@@ -471,7 +471,7 @@ class ListLoop {
   std::size_t n_;
   double volume_;
   std::unique_ptr<List> list_;
-  cellint::Attribute<Acc> vel_[3];
+  std::array<cellint::Attribute<Acc>, 3> vel_;
   cellint::Buffer<B, Force> forces_;
   cellint::Buffer<B, Accum> energies_;
   cellint::Buffer<B, Real> ref_[3];

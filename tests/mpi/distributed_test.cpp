@@ -285,6 +285,136 @@ TEST_CASE("ghosts updated in place follow their owners; a list over owned target
   }
 }
 
+/// The device-resident rebuild: rounds of moves in the rank's grid (up to most of a sub-box, across rank boundaries and
+/// the periodic wrap), each followed by redistribute(): every id is kept exactly once, carried attributes stay with
+/// their particles (ghosts: zero), and a list over owned targets gives the single-rank sums at the gathered positions;
+/// then small moves and update_ghosts() alone, checked the same way.
+template <class B, class Real, int Dim>
+void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread) {
+  const Real skin = Real(0.3);
+  const Box<Real, Dim> box = test_box<Real, Dim>(periodic, 8);
+  CellGrid<B, Real, Dim> shape(box, Real(1));
+  const auto x = cellint::test::make_positions<Real, Dim>(shape.geometry(), 2.0, Distribution::Clustered, seed);
+  const std::size_t n = x[0].size();
+  mpi::DistributedGrid<B, Real, Dim> g(MPI_COMM_WORLD, box, Real(1), ranks_for<Dim>(spread), skin);
+  scatter(g, x);
+  g.migrate(true);
+  g.exchange();
+  // carried: the id and minus the id, by user index (ghosts: 0)
+  std::array<Attribute<double>, 2> carried;
+  {
+    const auto& p = g.particles();
+    std::vector<double> a(static_cast<std::size_t>(g.grid().size()), 0.0), b(a.size(), 0.0);
+    for (std::size_t i = 0; i < p.size(); ++i) a[i] = static_cast<double>(p.id[i]), b[i] = -a[i];
+    carried[0] = g.grid().attach(a);
+    carried[1] = g.grid().attach(b);
+  }
+  std::mt19937_64 rng(seed + static_cast<std::uint64_t>(world_rank()));
+  // moves every owned particle in the grid by up to `step` per axis (none that would leave an open box)
+  auto move = [&](double step) {
+    auto& grid = g.grid();
+    const std::size_t m = static_cast<std::size_t>(grid.size());
+    std::vector<Index> user(m);
+    std::array<std::vector<Real>, Dim> pos;
+    B::copy(user.data(), grid.original_index(), sizeof(Index) * m, CopyKind::DeviceToHost);
+    std::uniform_real_distribution<double> u(-step, step);
+    for (int d = 0; d < Dim; ++d) {
+      pos[d].resize(m);
+      B::copy(pos[d].data(), grid.positions(d), sizeof(Real) * m, CopyKind::DeviceToHost);
+    }
+    for (std::size_t s = 0; s < m; ++s) {
+      if (user[s] >= g.owned()) continue;
+      for (int d = 0; d < Dim; ++d) {
+        const Real to = static_cast<Real>(pos[d][s] + u(rng));
+        if (periodic || (to >= box.origin[d] && to < box.origin[d] + box.lengths[d])) pos[d][s] = to;
+      }
+    }
+    for (int d = 0; d < Dim; ++d) B::copy(grid.positions(d), pos[d].data(), sizeof(Real) * m, CopyKind::HostToDevice);
+    B::synchronize();
+  };
+  using LJ = LennardJones<Real, Dim, double>;
+  const LJ lj = LJ::make(Real(1), Real(0.4), Real(1), true, Real(0.25));
+  auto check = [&](const char* what) {
+    INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << ", " << Dim << "D, "
+                      << (periodic ? "periodic" : "open") << ", " << what << ", seed " << seed);
+    NeighborList<B, Real, Dim> list(g.grid(), skin, ListOptions{}, g.owned());
+    Buffer<B, typename LJ::Accum> out(static_cast<std::size_t>(std::max<Index>(g.grid().size(), 1)));
+    interact(list, g.grid(), lj, out.data());
+    const auto forces = g.gather(g.owned_values(static_cast<const typename LJ::Accum*>(out.data())));
+    std::vector<std::array<Real, Dim>> mine(static_cast<std::size_t>(g.owned()));
+    for (int d = 0; d < Dim; ++d) {
+      const auto xd = g.owned_values(static_cast<const Real*>(g.grid().positions(d)));
+      for (std::size_t i = 0; i < xd.size(); ++i) mine[i][static_cast<std::size_t>(d)] = xd[i];
+    }
+    const auto where = g.gather(mine);
+    // carried values by slot: owned ones follow their ids, ghosts hold zeros
+    const auto ids = g.gather(std::vector<char>(static_cast<std::size_t>(g.owned()), 1));
+    std::vector<double> a(static_cast<std::size_t>(g.grid().size())), b(a.size());
+    B::copy(a.data(), g.grid().attribute(carried[0]), sizeof(double) * a.size(), CopyKind::DeviceToHost);
+    B::copy(b.data(), g.grid().attribute(carried[1]), sizeof(double) * b.size(), CopyKind::DeviceToHost);
+    std::vector<Index> user(a.size());
+    B::copy(user.data(), g.grid().original_index(), sizeof(Index) * user.size(), CopyKind::DeviceToHost);
+    const auto tags = g.gather(g.owned_values(g.grid().attribute(carried[0])));
+    int wrong_ghosts = 0;
+    for (std::size_t s = 0; s < a.size(); ++s)
+      if (user[s] >= g.owned())
+        wrong_ghosts += a[s] != 0.0 || b[s] != 0.0;
+      else
+        wrong_ghosts += b[s] != -a[s];
+    const int all_wrong = g.sum(wrong_ghosts);
+    const std::uint64_t count = g.global_count();
+    if (world_rank() != 0) return;
+    CHECK(count == n);
+    CHECK(all_wrong == 0);
+    REQUIRE(ids.size() == n);  // every id once (a map by id, of the gathered count)
+    int wrong_tags = 0;
+    for (const auto& [id, t] : tags) wrong_tags += t != static_cast<double>(id);
+    CHECK(wrong_tags == 0);
+    std::array<std::vector<Real>, Dim> y;
+    for (int d = 0; d < Dim; ++d) y[d].resize(n);
+    for (const auto& [id, p] : where)
+      for (int d = 0; d < Dim; ++d) y[d][id] = p[static_cast<std::size_t>(d)];
+    CellGrid<Host, Real, Dim> whole(box, Real(1));  // (the reference on the Host backend: no tuning)
+    whole.build(y);
+    std::vector<typename LJ::Accum> f(n);
+    interact_with(StrategyKind::Auto, whole, lj, f.data());
+    const auto want = whole.to_user_order(f);
+    double worst = 0;
+    for (const auto& [id, got] : forces) {
+      const auto& w = want[id];
+      double scale = 1;
+      for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(w.force[d]));
+      for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(got.force[d] - w.force[d]) / scale);
+      worst = std::max(worst, std::abs(got.energy - w.energy) / std::max(1.0, std::abs(w.energy)));
+    }
+    CHECK(worst < (sizeof(Real) == 4 ? 1e-3 : 1e-12));
+  };
+  double sub = 1e300;  // the narrowest sub-box: moves stay within one sub-box of their start along every axis
+  for (int d = 0; d < Dim; ++d) sub = std::min(sub, double(box.lengths[d]) / g.decomposition().ranks[d]);
+  for (int round = 0; round < 4; ++round) {
+    move(round % 2 ? 0.45 * sub : 0.1);
+    g.redistribute(carried);
+    check("after redistribute()");
+  }
+  move(0.4 * skin / std::sqrt(double(Dim)));
+  g.update_ghosts();
+  check("after update_ghosts() on the redistributed grid");
+}
+
+TEST_CASE("redistribute(): migration and ghosts on the backend keep every particle once, with its attributes",
+          "[mpi]") {
+  const std::uint64_t seed = shared_seed();
+  for (bool periodic : {true, false}) {
+    redistribute_rounds<Host, double, 3>(periodic, seed, false);
+    redistribute_rounds<Emulated, float, 3>(periodic, seed + 1, false);
+    redistribute_rounds<Emulated, double, 2>(periodic, seed + 2, false);
+    if (world_size() >= 4 && world_size() % 2 == 0) {
+      redistribute_rounds<Host, float, 2>(periodic, seed + 3, true);
+      redistribute_rounds<Emulated, double, 3>(periodic, seed + 4, true);
+    }
+  }
+}
+
 TEST_CASE("migration keeps every particle exactly once, across rank boundaries and the periodic wrap", "[mpi]") {
   const std::uint64_t seed = shared_seed();
   for (bool periodic : {true, false}) {

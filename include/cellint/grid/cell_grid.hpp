@@ -172,27 +172,12 @@ class CellGrid {
   /// @throws InvalidArgument before build() or when max_attributes are attached already
   template <class T>
   Attribute<T> attach(const T* host_values) {
-    static_assert(std::is_trivially_copyable<T>::value, "cellint: attributes must be trivially copyable");
-    expect_built("attach");
-    CELLINT_EXPECTS(attrs_.size() < static_cast<std::size_t>(max_attributes), "cellint::CellGrid::attach: at most ",
-                    max_attributes, " attributes");
-    AttributeSlot a;
-    a.elem = sizeof(T);
-    a.type = detail::attribute_type_hash<T>();
-    a.type_name = typeid(T).name();
-    a.gather = &detail::gather_bytes<Backend, T>;
-    a.scatter = &detail::scatter_bytes<Backend, T>;
-    a.data.resize(sizeof(T) * std::max<Index>(n_, 1));
-    a.alt.resize(sizeof(T) * std::max<Index>(n_, 1));
-    if (n_) {
-      Backend::copy(a.alt.data(), host_values, sizeof(T) * n_, CopyKind::HostToDevice, stream_);
-      // sorted slot s takes the user's element original[s]
-      a.gather(a.data.data(), a.alt.data(), id_.data(), n_, stream_);
-      Backend::synchronize(stream_);
-    }
-    attrs_.push_back(std::move(a));
-    attr_n_ = n_;
-    return attribute_handle<T>(static_cast<int>(attrs_.size()) - 1);
+    return attach_copy(host_values, CopyKind::HostToDevice);
+  }
+  /// Same as attach(), from a backend array of size() elements in the user's original order.
+  template <class T>
+  Attribute<T> attach_from_backend(const T* backend_values) {
+    return attach_copy(backend_values, CopyKind::DeviceToDevice);
   }
   /// Same as attach(), from a host vector of exactly size() elements.
   template <class T>
@@ -431,6 +416,30 @@ class CellGrid {
                     "count or by detach_attributes(); attach it again after build()");
     throw InvalidArgument(
         detail::cat(where, " (attribute ", index, ") does not match the attached type ", attrs_[index].type_name));
+  }
+  template <class T>
+  Attribute<T> attach_copy(const T* values, CopyKind kind) {
+    static_assert(std::is_trivially_copyable<T>::value, "cellint: attributes must be trivially copyable");
+    expect_built("attach");
+    CELLINT_EXPECTS(attrs_.size() < static_cast<std::size_t>(max_attributes), "cellint::CellGrid::attach: at most ",
+                    max_attributes, " attributes");
+    AttributeSlot a;
+    a.elem = sizeof(T);
+    a.type = detail::attribute_type_hash<T>();
+    a.type_name = typeid(T).name();
+    a.gather = &detail::gather_bytes<Backend, T>;
+    a.scatter = &detail::scatter_bytes<Backend, T>;
+    a.data.resize(sizeof(T) * std::max<Index>(n_, 1));
+    a.alt.resize(sizeof(T) * std::max<Index>(n_, 1));
+    if (n_) {
+      Backend::copy(a.alt.data(), values, sizeof(T) * n_, kind, stream_);
+      // sorted slot s takes the user's element original[s]
+      a.gather(a.data.data(), a.alt.data(), id_.data(), n_, stream_);
+      Backend::synchronize(stream_);
+    }
+    attrs_.push_back(std::move(a));
+    attr_n_ = n_;
+    return attribute_handle<T>(static_cast<int>(attrs_.size()) - 1);
   }
   void drop_attributes() {
     attrs_.clear();

@@ -152,6 +152,179 @@ struct HaloScatter {
   }
 };
 
+/// out[j] = in[index[j]] (j < n).
+template <class T>
+struct GatherBy {
+  const T* in;
+  const Index* index;
+  T* out;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index j) const {
+    out[j] = in[index[j]];
+  }
+};
+
+/// out[index[i]] = i (i < n): the inverse of a permutation.
+struct Invert {
+  const Index* index;
+  Index* out;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    out[index[i]] = i;
+  }
+};
+
+/// out[j] = first + j (j < n).
+struct Iota {
+  Index* out;
+  Index first;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index j) const {
+    out[j] = first + j;
+  }
+};
+
+/// The owner of a position, on the backend (the same edges as Decomposition's, computed once on the host).
+template <class Real, int Dim>
+struct Owners {
+  Real origin[Dim], length[Dim], width[Dim];
+  bool periodic[Dim];
+  int ranks[Dim], coords[Dim];
+  const Real* edges[Dim];  ///< lo(d, c) for c = 0 .. ranks[d] - 1, then the box's end
+  /// x wrapped into the box on a periodic axis.
+  CELLINT_HD Real wrap(int d, Real x) const {
+    if (!periodic[d]) return x;
+    Real u = x - origin[d];
+    u -= length[d] * round_down(u / length[d]);
+    if (u >= length[d] || u < Real(0)) u = Real(0);  // (rounding at the ends)
+    return origin[d] + u;
+  }
+  /// The owner's coordinate along d of a wrapped position (-1 outside an open box or for NaN).
+  CELLINT_HD int coord_of(int d, Real w) const {
+    const Real u = w - origin[d];
+    if (!(u >= Real(0)) || !(u < length[d] || (!periodic[d] && u == length[d]))) return -1;
+    int c = static_cast<int>(u / width[d]);
+    if (c >= ranks[d]) c = ranks[d] - 1;
+    while (c > 0 && w < edges[d][c]) --c;
+    while (c + 1 < ranks[d] && w >= edges[d][c + 1]) ++c;
+    return c;
+  }
+  /// Whether c is this rank's coordinate along d or one of its neighbours' (through a periodic boundary too).
+  CELLINT_HD bool adjacent(int d, int c) const {
+    int diff = c > coords[d] ? c - coords[d] : coords[d] - c;
+    if (periodic[d] && ranks[d] - diff < diff) diff = ranks[d] - diff;
+    return diff <= 1;
+  }
+};
+
+/// Words of the resident rebuild's classification.
+struct RebuildWord {
+  static constexpr int leave = 0;  ///< owned particles leaving
+  static constexpr int keep = 1;   ///< owned particles staying
+  static constexpr int bad = 2;    ///< the lowest slot with a bad position (UINT_MAX: none)
+  static constexpr int count = 4;
+};
+
+/// Each owned slot (user index < owned) is wrapped into the box, and listed as staying or leaving (with its new owner);
+/// a non-finite position, one outside an open box or one more than a sub-box away is flagged.
+template <class Real, int Dim>
+struct Classify {
+  Owners<Real, Dim> o;
+  Real* pos[Dim];
+  const Index* original;
+  Index owned;
+  unsigned* words;
+  Index* keep;
+  Index* leave;
+  int* dest;
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index s) const {
+    if (original[s] >= owned) return;
+    int r = 0, stride = 1;
+    bool mine = true, bad = false;
+    for (int d = 0; d < Dim; ++d) {
+      const Real x = pos[d][s];
+      if (!(x - x == Real(0))) {
+        bad = true;
+        break;
+      }
+      const Real w = o.wrap(d, x);
+      pos[d][s] = w;
+      const int c = o.coord_of(d, w);
+      if (c < 0 || !o.adjacent(d, c)) {
+        bad = true;
+        break;
+      }
+      mine = mine && c == o.coords[d];
+      r += c * stride;
+      stride *= o.ranks[d];
+    }
+    if (bad) {
+      a.atomic_min(&words[RebuildWord::bad], static_cast<unsigned>(s));
+    } else if (mine) {
+      keep[a.atomic_add(&words[RebuildWord::keep], 1u)] = s;
+    } else {
+      const unsigned j = a.atomic_add(&words[RebuildWord::leave], 1u);
+      leave[j] = s;
+      dest[j] = r;
+    }
+  }
+};
+
+/// Lists the particles i < n whose coordinate x is below `below` (into lower) or at or above `above` (into upper).
+template <class Real>
+struct SelectFaces {
+  const Real* x;
+  Real below, above;
+  bool lower_on, upper_on;
+  unsigned* count;  ///< [0]: lower, [1]: upper
+  Index* lower;
+  Index* upper;
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index i) const {
+    const Real xi = x[i];
+    if (lower_on && xi < below) lower[a.atomic_add(&count[0], 1u)] = i;
+    if (upper_on && xi >= above) upper[a.atomic_add(&count[1], 1u)] = i;
+  }
+};
+
+/// A growing host buffer for messages to and from device memory: page-locked on backends with device memory (copies at
+/// the bus's speed, no staging copy), plain memory otherwise.
+template <class Backend, class T>
+class HostStaging {
+ public:
+  HostStaging() = default;
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+  ~HostStaging() { release(); }
+  /// Room for n values (contents not kept when it grows).
+  T* reserve(std::size_t n) {
+    if (n > cap_) {
+      const std::size_t cap = std::max(n, cap_ + cap_ / 2);
+      release();
+      if constexpr (Backend::device_memory)
+        p_ = static_cast<T*>(Backend::allocate_pinned(cap * sizeof(T)));
+      else
+        p_ = static_cast<T*>(::operator new(cap * sizeof(T)));
+      cap_ = cap;
+    }
+    return p_;
+  }
+
+ private:
+  void release() noexcept {
+    if (!p_) return;
+    if constexpr (Backend::device_memory)
+      Backend::deallocate_pinned(p_);
+    else
+      ::operator delete(p_);
+    p_ = nullptr;
+    cap_ = 0;
+  }
+  T* p_ = nullptr;
+  std::size_t cap_ = 0;
+};
+
 /// Whether the MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support(), where the library was built
 /// with CUDA; false for any other MPI, which is then staged through host memory).
 inline bool mpi_accepts_device_pointers() {
@@ -253,67 +426,18 @@ class DistributedGrid {
   /// moved too far
   void migrate(bool anywhere = false) {
     const std::size_t n = own_.size();
-    const int nf = own_.fields;
     std::vector<int> dest(n);
     std::string err;
     for (std::size_t i = 0; i < n && err.empty(); ++i) {
+      Real xi[Dim];
+      for (int d = 0; d < Dim; ++d) xi[d] = own_.x[d][i];
       std::array<int, Dim> c{};
-      for (int d = 0; d < Dim; ++d) {
-        Real& xd = own_.x[d][i];
-        if (!std::isfinite(static_cast<double>(xd))) {
-          err = cellint::detail::cat("cellint::mpi: particle ", own_.id[i], " has a non-finite position (", xd,
-                                     " along axis ", d, "); check the integrator's time step and forces");
-          break;
-        }
-        xd = dec_.wrap(d, xd);
-        c[d] = dec_.coord_of(d, xd);
-        if (c[d] < 0) {
-          err = cellint::detail::cat("cellint::mpi: particle ", own_.id[i], " is at ", xd, " along axis ", d,
-                                     ", outside the open box [", dec_.global.origin[d], ", ",
-                                     dec_.global.origin[d] + dec_.global.lengths[d],
-                                     "); make the axis periodic or the box larger");
-          break;
-        }
-        if (!anywhere && !adjacent(d, coords_[d], c[d])) {
-          err = cellint::detail::cat("cellint::mpi: particle ", own_.id[i], " moved from sub-box ", coords_[d], " to ",
-                                     c[d], " along axis ", d,
-                                     " since the last migration, more than one sub-box; migrate every step, shorten "
-                                     "the time step or use fewer ranks along that axis");
-          break;
-        }
-      }
+      err = place(own_.id[i], xi, anywhere, c);
+      for (int d = 0; d < Dim; ++d) own_.x[d][i] = xi[d];
       if (err.empty()) dest[i] = dec_.rank_of(c);
     }
     detail::agree(comm_, err);
-    // counts, then ids, positions and fields by MPI_Alltoallv
-    std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
-    for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
-    MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_);
-    std::vector<int> send_at(send_count.size() + 1, 0), recv_at(recv_count.size() + 1, 0);
-    for (std::size_t r = 0; r < send_count.size(); ++r) {
-      send_at[r + 1] = send_at[r] + send_count[r];
-      recv_at[r + 1] = recv_at[r] + recv_count[r];
-    }
-    std::vector<std::size_t> order(n);  // particles grouped by destination, in their order
-    {
-      std::vector<int> fill(send_at.begin(), send_at.end() - 1);
-      for (std::size_t i = 0; i < n; ++i)
-        order[static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[i])]++)] = i;
-    }
-    const std::size_t m = static_cast<std::size_t>(recv_at.back());
-    Particles<Real, Dim> in;
-    in.fields = nf;
-    in.id.resize(m);
-    alltoallv(own_.id, order, 1, send_count, send_at, in.id, recv_count, recv_at);
-    for (int d = 0; d < Dim; ++d) {
-      in.x[d].resize(m);
-      alltoallv(own_.x[d], order, 1, send_count, send_at, in.x[d], recv_count, recv_at);
-    }
-    if (nf > 0) {
-      in.field.resize(m * static_cast<std::size_t>(nf));
-      alltoallv(own_.field, order, nf, send_count, send_at, in.field, recv_count, recv_at);
-    }
-    own_ = std::move(in);
+    own_ = to_owners(own_, dest);
   }
 
   /// Fills the ghost layer from the neighbours (positions, ids and fields) and rebuilds the grid over the owned
@@ -322,6 +446,7 @@ class DistributedGrid {
     ghost_.clear();
     ghost_.fields = own_.fields;
     std::vector<HaloMessage> plan;
+    std::vector<Index> users;  // each message's particles (user order: owned, then ghosts): sent, then received
     for (int d = 0; d < Dim; ++d) {
       if (dec_.ranks[d] == 1) continue;  // the whole axis is here: periodic in the grid itself, or open
       const Real lo = dec_.lo(d, coords_[d]), hi = dec_.hi(d, coords_[d]), g = dec_.ghost;
@@ -348,7 +473,8 @@ class DistributedGrid {
               for (int a = 0; a < Dim; ++a) xi[a] = p.x[a][i];
               xi[d] += shift;
               out.push(p.id[i], xi, p.fields ? &p.field[i * static_cast<std::size_t>(p.fields)] : nullptr);
-              msg.send.push_back(static_cast<Index>(base + i));
+              users.push_back(static_cast<Index>(base + i));
+              ++msg.sends;
             }
           }
         };
@@ -359,7 +485,8 @@ class DistributedGrid {
         msg.recv_at = static_cast<Index>(own_.size() + ghost_.size());
         sendrecv(out, msg.to, msg.from, msg.tag);
         msg.recv = static_cast<Index>(own_.size() + ghost_.size()) - msg.recv_at;
-        plan.push_back(std::move(msg));
+        for (Index j = 0; j < msg.recv; ++j) users.push_back(msg.recv_at + j);
+        plan.push_back(msg);
       }
     }
     detail::agreed(comm_, [&] {
@@ -372,7 +499,14 @@ class DistributedGrid {
       }
       grid_->detach_attributes();  // (another set of particles, even where the count is the same)
       grid_->build(all);
-      set_plan(std::move(plan));
+      resident_ = -1;
+      std::vector<std::uint64_t> ids(own_.id);
+      ids.insert(ids.end(), ghost_.id.begin(), ghost_.id.end());
+      user_id_.resize(std::max<std::size_t>(ids.size(), 1));
+      if (!ids.empty()) user_id_.upload(ids.data(), grid_->stream());
+      user_list_.resize(std::max<std::size_t>(users.size(), 1));
+      if (!users.empty()) user_list_.upload(users.data(), grid_->stream());
+      set_plan(std::move(plan), static_cast<Index>(users.size()));
     });
   }
 
@@ -385,35 +519,51 @@ class DistributedGrid {
   void update_ghosts() {
     const auto stream = grid_->stream();
     const bool direct = !Backend::device_memory || detail::mpi_accepts_device_pointers();
-    for (const HaloMessage& m : plan_) {
-      const Index ns = static_cast<Index>(m.send.size()), nr = m.recv;
-      if (send_buf_.size() < static_cast<std::size_t>(Dim) * ns) send_buf_.resize(static_cast<std::size_t>(Dim) * ns);
-      if (recv_buf_.size() < static_cast<std::size_t>(Dim) * nr) recv_buf_.resize(static_cast<std::size_t>(Dim) * nr);
-      if (ns > 0) {
-        detail::HaloGather<Real, Dim> k{{}, slots_.data() + m.send_slots, ns, m.axis, m.shift, send_buf_.data()};
-        for (int d = 0; d < Dim; ++d) k.pos[d] = grid_->positions(d);
-        cellint::detail::parallel_for<Backend>(ns, k, stream);
+    // the two messages of an axis together: one packing, one copy each way, both exchanges in flight at once
+    for (std::size_t i = 0; i < plan_.size(); i += 2) {
+      const HaloMessage* m[2] = {&plan_[i], &plan_[i + 1]};
+      std::size_t send_at[3] = {0, 0, 0}, recv_at[3] = {0, 0, 0};  // (in Reals)
+      for (int k = 0; k < 2; ++k) {
+        send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->sends);
+        recv_at[k + 1] = recv_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->recv);
       }
-      const int cs = Dim * static_cast<int>(ns), cr = Dim * static_cast<int>(nr);
+      if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
+      if (recv_buf_.size() < recv_at[2]) recv_buf_.resize(recv_at[2]);
+      for (int k = 0; k < 2; ++k)
+        if (m[k]->sends > 0) {
+          detail::HaloGather<Real, Dim> g{{},          slots_.data() + m[k]->send_slots, m[k]->sends, m[k]->axis,
+                                          m[k]->shift, send_buf_.data() + send_at[k]};
+          for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+          cellint::detail::parallel_for<Backend>(m[k]->sends, g, stream);
+        }
+      Real* out = send_buf_.data();
+      Real* in = recv_buf_.data();
       if (direct) {
         Backend::synchronize(stream);
-        MPI_Sendrecv(send_buf_.data(), cs, detail::datatype<Real>(), m.to, m.tag, recv_buf_.data(), cr,
-                     detail::datatype<Real>(), m.from, m.tag, comm_, MPI_STATUS_IGNORE);
-      } else {
-        host_send_.resize(static_cast<std::size_t>(cs));
-        host_recv_.resize(static_cast<std::size_t>(cr));
-        Backend::copy(host_send_.data(), send_buf_.data(), sizeof(Real) * host_send_.size(), CopyKind::DeviceToHost,
-                      stream);
-        MPI_Sendrecv(host_send_.data(), cs, detail::datatype<Real>(), m.to, m.tag, host_recv_.data(), cr,
-                     detail::datatype<Real>(), m.from, m.tag, comm_, MPI_STATUS_IGNORE);
-        Backend::copy(recv_buf_.data(), host_recv_.data(), sizeof(Real) * host_recv_.size(), CopyKind::HostToDevice,
-                      stream);
+      } else {  // through page-locked host buffers
+        out = host_send_.reserve(send_at[2]);
+        in = host_recv_.reserve(recv_at[2]);
+        Backend::copy(out, send_buf_.data(), sizeof(Real) * send_at[2], CopyKind::DeviceToHost, stream);
       }
-      if (nr > 0) {
-        detail::HaloScatter<Real, Dim> k{{}, slots_.data() + m.recv_slots, nr, recv_buf_.data()};
-        for (int d = 0; d < Dim; ++d) k.pos[d] = grid_->positions(d);
-        cellint::detail::parallel_for<Backend>(nr, k, stream);
+      MPI_Request req[4];
+      for (int k = 0; k < 2; ++k) {
+        MPI_Irecv(in + recv_at[k], static_cast<int>(recv_at[k + 1] - recv_at[k]), detail::datatype<Real>(), m[k]->from,
+                  m[k]->tag, comm_, &req[k]);
+        MPI_Isend(out + send_at[k], static_cast<int>(send_at[k + 1] - send_at[k]), detail::datatype<Real>(), m[k]->to,
+                  m[k]->tag, comm_, &req[2 + k]);
       }
+      MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+      if (!direct) {
+        Backend::copy(recv_buf_.data(), in, sizeof(Real) * recv_at[2], CopyKind::HostToDevice, stream);
+      }
+      for (int k = 0; k < 2; ++k)
+        if (m[k]->recv > 0) {
+          detail::HaloScatter<Real, Dim> sc{
+              {}, slots_.data() + m[k]->recv_slots, m[k]->recv, recv_buf_.data() + recv_at[k]};
+          for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
+          cellint::detail::parallel_for<Backend>(m[k]->recv, sc, stream);
+        }
+      if (!direct) Backend::synchronize(stream);  // (the pinned buffer is reused by the next axis)
     }
   }
 
@@ -422,13 +572,222 @@ class DistributedGrid {
   template <class T>
   std::vector<T> owned_values(const T* sorted_backend) const {
     std::vector<T> v = grid_->to_user_order(sorted_backend);
-    v.resize(own_.size());
+    v.resize(static_cast<std::size_t>(owned()));
     return v;
   }
-  /// Copies the owned particles' positions from the grid (as an integrator left them on the backend) into
-  /// particles().x, before migrate().
+  /// Copies the owned particles' ids and positions from the grid (as an integrator left them on the backend) into
+  /// particles(): before migrate(), and after redistribute() to read them on the host (fields are not brought back:
+  /// there the carried attributes hold the state; particles() then has zero fields and is the state migrate() and
+  /// exchange() start from).
   void pull_positions() {
+    const Index n = owned();
+    own_.id = owned_values(static_cast<const std::uint64_t*>(slot_id_.data()));
     for (int d = 0; d < Dim; ++d) own_.x[d] = owned_values(static_cast<const Real*>(grid_->positions(d)));
+    if (resident_ >= 0) own_.field.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(own_.fields), 0.0);
+    resident_ = -1;
+  }
+  /// Number of particles this rank owns (particles().size(), or after redistribute() the count in the grid).
+  Index owned() const { return resident_ >= 0 ? resident_ : static_cast<Index>(own_.size()); }
+  /// Number of ghosts in the grid.
+  Index ghost_count() const { return grid_->size() - owned(); }
+
+  /// Migration and a new ghost layer for particles whose state lives in the grid on the backend (collective): the
+  /// device-resident counterpart of pull_positions() + migrate() + exchange(), where only the particles that change
+  /// ranks and the ghosts cross to the host (or not at all with a CUDA-aware MPI... see update_ghosts()).
+  ///  - The owned particles (the grid's first owned() in user order) are wrapped into the box on periodic axes and
+  ///    classified on the backend; those that left the sub-box go to their new owners with their ids and `carried`
+  ///    attributes (MPI_Alltoallv of those only).
+  ///  - The ghost layer is chosen on the backend, axis by axis as exchange() does, and its positions and ids travel.
+  ///  - The grid is rebuilt on the backend over the new owned particles (staying ones, then arrivals) and ghosts; the
+  ///    carried attributes are attached again (handles replaced; ghosts get zeros), the others are dropped.
+  /// Start from exchange() (after the first migrate(true)); then update_ghosts() every step and redistribute() when a
+  /// particle may have moved more than half the skin. particles() is not kept up to date (pull_positions()).
+  /// @throws InvalidArgument on every rank for a NaN or infinite position, a particle outside an open box, or one that
+  /// moved more than a sub-box (as migrate())
+  template <class T, std::size_t K>
+  void redistribute(std::array<Attribute<T>, K>& carried) {
+    static_assert(std::is_arithmetic<T>::value, "cellint::mpi::redistribute: carried attributes are numbers");
+    CELLINT_EXPECTS(grid_->built(), "cellint::mpi::DistributedGrid::redistribute: call exchange() first");
+    Grid& grid = *grid_;
+    const auto st = grid.stream();
+    const Index total = grid.size(), owned_now = owned();
+    // 1. each owned particle: staying or leaving (to which rank), or bad
+    {
+      const unsigned w0[detail::RebuildWord::count] = {0u, 0u, UINT_MAX, 0u};
+      words_.resize(detail::RebuildWord::count);
+      words_.upload(w0, st);
+    }
+    const std::size_t cap = static_cast<std::size_t>(std::max<Index>(owned_now, 1));
+    keep_.resize(cap);
+    leave_.resize(cap);
+    dest_.resize(cap);
+    {
+      detail::Classify<Real, Dim> k{owners(),      {},           grid.original_index(), owned_now,
+                                    words_.data(), keep_.data(), leave_.data(),         dest_.data()};
+      for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
+      cellint::detail::parallel_for<Backend>(total, k, st);
+    }
+    unsigned w[detail::RebuildWord::count];
+    words_.download(w, st);
+    std::string err;
+    if (w[detail::RebuildWord::bad] != UINT_MAX) {  // the message migrate() would give, from the host's arithmetic
+      const Index slot = static_cast<Index>(w[detail::RebuildWord::bad]);
+      Real x[Dim];
+      std::uint64_t id = 0;
+      for (int d = 0; d < Dim; ++d)
+        Backend::copy(&x[d], grid.positions(d) + slot, sizeof(Real), CopyKind::DeviceToHost, st);
+      Backend::copy(&id, slot_id_.data() + slot, sizeof id, CopyKind::DeviceToHost, st);
+      std::array<int, Dim> c{};
+      err = place(id, x, false, c);
+      if (err.empty()) err = cellint::detail::cat("cellint::mpi: particle ", id, " is on a sub-box edge");
+    }
+    detail::agree(comm_, err);
+    const Index nl = static_cast<Index>(w[detail::RebuildWord::leave]),
+                nk = static_cast<Index>(w[detail::RebuildWord::keep]);
+    // 2. the leaving particles to the host, then to their owners
+    Particles<Real, Dim> out;
+    out.fields = static_cast<int>(K);
+    std::vector<int> dest(static_cast<std::size_t>(nl));
+    if (nl > 0) {
+      const std::size_t m = static_cast<std::size_t>(nl);
+      send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * m));
+      {
+        detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), send_buf_.data()};
+        for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
+        cellint::detail::parallel_for<Backend>(nl, k, st);
+      }
+      Buffer<Backend, std::uint64_t> ids(m);
+      cellint::detail::parallel_for<Backend>(
+          nl, detail::GatherBy<std::uint64_t>{slot_id_.data(), leave_.data(), ids.data()}, st);
+      Buffer<Backend, T> values(m * K);
+      for (std::size_t k = 0; k < K; ++k)
+        cellint::detail::parallel_for<Backend>(
+            nl, detail::GatherBy<T>{grid.attribute(carried[k]), leave_.data(), values.data() + k * m}, st);
+      std::vector<Real> x(static_cast<std::size_t>(Dim) * m);
+      std::vector<T> v(m * K);
+      out.id.resize(m);
+      Backend::copy(x.data(), send_buf_.data(), sizeof(Real) * x.size(), CopyKind::DeviceToHost, st);
+      Backend::copy(dest.data(), dest_.data(), sizeof(int) * m, CopyKind::DeviceToHost, st);
+      ids.download(out.id.data(), st);
+      values.download(v.data(), st);
+      for (int d = 0; d < Dim; ++d) out.x[d].assign(x.begin() + d * nl, x.begin() + (d + 1) * nl);
+      out.field.resize(m * K);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t k = 0; k < K; ++k) out.field[i * K + k] = static_cast<double>(v[k * m + i]);
+    }
+    const Particles<Real, Dim> in = to_owners(out, dest);
+    // 3. the new owned particles in user order on the backend: those staying, then the arrivals
+    const Index arrived = static_cast<Index>(in.size()), n_new = nk + arrived;
+    reserve_users<T>(n_new + ghost_count() + ghost_count() / 4, K, false);  // (room for about as many ghosts)
+    for (int d = 0; d < Dim; ++d)
+      cellint::detail::parallel_for<Backend>(
+          nk, detail::GatherBy<Real>{grid.positions(d), keep_.data(), upos_[d].data()}, st);
+    cellint::detail::parallel_for<Backend>(
+        nk, detail::GatherBy<std::uint64_t>{slot_id_.data(), keep_.data(), user_id_.data()}, st);
+    T* uattr = reinterpret_cast<T*>(uattr_.data());
+    for (std::size_t k = 0; k < K; ++k)
+      cellint::detail::parallel_for<Backend>(
+          nk, detail::GatherBy<T>{grid.attribute(carried[k]), keep_.data(), uattr + k * attr_cap_}, st);
+    if (arrived > 0) {
+      const std::size_t m = static_cast<std::size_t>(arrived);
+      for (int d = 0; d < Dim; ++d)
+        Backend::copy(upos_[d].data() + nk, in.x[d].data(), sizeof(Real) * m, CopyKind::HostToDevice, st);
+      Backend::copy(user_id_.data() + nk, in.id.data(), sizeof(std::uint64_t) * m, CopyKind::HostToDevice, st);
+      std::vector<T> v(m);
+      for (std::size_t k = 0; k < K; ++k) {
+        for (std::size_t i = 0; i < m; ++i) v[i] = static_cast<T>(in.field[i * K + k]);
+        Backend::copy(uattr + k * attr_cap_ + nk, v.data(), sizeof(T) * m, CopyKind::HostToDevice, st);
+        Backend::synchronize(st);  // (v is reused)
+      }
+    }
+    // 4. the ghost layer, axis by axis (corners through two faces, as exchange()): positions and ids
+    std::vector<HaloMessage> plan;
+    Index n = n_new;    // particles so far (owned, then ghosts)
+    Index entries = 0;  // plan entries so far (in user_list_)
+    for (int d = 0; d < Dim; ++d) {
+      if (dec_.ranks[d] == 1) continue;
+      const Real lo = dec_.lo(d, coords_[d]), hi = dec_.hi(d, coords_[d]), g = dec_.ghost;
+      Real shift[2] = {0, 0};
+      const int to[2] = {dec_.neighbor(coords_, d, -1, &shift[0]), dec_.neighbor(coords_, d, +1, &shift[1])};
+      const int from[2] = {dec_.neighbor(coords_, d, +1), dec_.neighbor(coords_, d, -1)};
+      const Index before = n;
+      select_.resize(std::max<std::size_t>(2 * static_cast<std::size_t>(before), 2));
+      counts_.resize(2);
+      counts_.fill_bytes(0, st);
+      cellint::detail::parallel_for<Backend>(
+          before,
+          detail::SelectFaces<Real>{upos_[d].data(), lo + g, hi - g, to[0] >= 0, to[1] >= 0, counts_.data(),
+                                    select_.data(), select_.data() + before},
+          st);
+      unsigned picked[2];
+      counts_.download(picked, st);
+      for (int side = 0; side < 2; ++side) {
+        HaloMessage msg;
+        msg.axis = d;
+        msg.shift = shift[side];
+        msg.to = to[side] < 0 ? MPI_PROC_NULL : to[side];
+        msg.from = from[side] < 0 ? MPI_PROC_NULL : from[side];
+        msg.tag = side == 0 ? 11 : 12;
+        msg.sends = static_cast<Index>(picked[side]);
+        const Index* sel = select_.data() + (side == 0 ? 0 : before);
+        // (the plan's user indices: those sent, then those received)
+        reserve_list(entries + msg.sends);
+        Backend::copy(user_list_.data() + entries, sel, sizeof(Index) * static_cast<std::size_t>(msg.sends),
+                      CopyKind::DeviceToDevice, st);
+        entries += msg.sends;
+        const std::size_t ns = static_cast<std::size_t>(msg.sends);
+        send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * ns));
+        Buffer<Backend, std::uint64_t> ids(std::max<std::size_t>(ns, 1));
+        if (ns > 0) {
+          detail::HaloGather<Real, Dim> k{{}, sel, msg.sends, d, msg.shift, send_buf_.data()};
+          for (int a = 0; a < Dim; ++a) k.pos[a] = upos_[a].data();
+          cellint::detail::parallel_for<Backend>(msg.sends, k, st);
+          cellint::detail::parallel_for<Backend>(msg.sends,
+                                                 detail::GatherBy<std::uint64_t>{user_id_.data(), sel, ids.data()}, st);
+        }
+        std::vector<Real> xs(static_cast<std::size_t>(Dim) * ns);
+        std::vector<std::uint64_t> is(ns);
+        Backend::copy(xs.data(), send_buf_.data(), sizeof(Real) * xs.size(), CopyKind::DeviceToHost, st);
+        Backend::copy(is.data(), ids.data(), sizeof(std::uint64_t) * ns, CopyKind::DeviceToHost, st);
+        int n_out = static_cast<int>(ns), n_in = 0;
+        MPI_Sendrecv(&n_out, 1, MPI_INT, msg.to, msg.tag, &n_in, 1, MPI_INT, msg.from, msg.tag, comm_,
+                     MPI_STATUS_IGNORE);
+        std::vector<Real> xr(static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in));
+        std::vector<std::uint64_t> ir(static_cast<std::size_t>(n_in));
+        MPI_Sendrecv(xs.data(), Dim * n_out, detail::datatype<Real>(), msg.to, msg.tag, xr.data(), Dim * n_in,
+                     detail::datatype<Real>(), msg.from, msg.tag, comm_, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(is.data(), n_out, MPI_UINT64_T, msg.to, msg.tag, ir.data(), n_in, MPI_UINT64_T, msg.from, msg.tag,
+                     comm_, MPI_STATUS_IGNORE);
+        msg.recv_at = n;
+        msg.recv = static_cast<Index>(n_in);
+        reserve_users<T>(n + msg.recv, K, true);
+        uattr = reinterpret_cast<T*>(uattr_.data());
+        for (int a = 0; a < Dim; ++a)
+          Backend::copy(upos_[a].data() + n, xr.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(n_in),
+                        sizeof(Real) * static_cast<std::size_t>(n_in), CopyKind::HostToDevice, st);
+        Backend::copy(user_id_.data() + n, ir.data(), sizeof(std::uint64_t) * ir.size(), CopyKind::HostToDevice, st);
+        reserve_list(entries + msg.recv);
+        cellint::detail::parallel_for<Backend>(msg.recv, detail::Iota{user_list_.data() + entries, n}, st);
+        entries += msg.recv;
+        n += msg.recv;
+        Backend::synchronize(st);  // (the host vectors go out of scope)
+        plan.push_back(msg);
+      }
+    }
+    // 5. the grid over them, the carried attributes (ghosts: zeros), the plan by slot
+    const std::size_t per = attr_cap_;
+    for (std::size_t k = 0; k < K; ++k)
+      if (n > n_new)
+        Backend::fill_bytes(uattr + k * per + n_new, 0, sizeof(T) * static_cast<std::size_t>(n - n_new), st);
+    grid.detach_attributes();
+    std::array<const Real*, Dim> xyz{};
+    for (int d = 0; d < Dim; ++d) xyz[d] = upos_[d].data();
+    detail::agreed(comm_, [&] { grid.build_from_backend(xyz, n); });
+    for (std::size_t k = 0; k < K; ++k) carried[k] = grid.attach_from_backend(static_cast<const T*>(uattr + k * per));
+    set_plan(std::move(plan), entries);
+    own_.clear();
+    ghost_.clear();
+    resident_ = n_new;
   }
 
   /// Field k of the owned particles and the ghosts as an attribute of the grid (after exchange(); valid until the next
@@ -455,7 +814,7 @@ class DistributedGrid {
       Buffer<Backend, Accum> out(static_cast<std::size_t>(grid_->size()));
       interact_with(k, *grid_, f, out.data(), t);
       std::vector<Accum> all = grid_->to_user_order(out.data());
-      all.resize(own_.size());
+      all.resize(static_cast<std::size_t>(owned()));
       mine = std::move(all);
     });
     return mine;
@@ -469,18 +828,20 @@ class DistributedGrid {
     return total;
   }
   /// Owned particles over all ranks.
-  std::uint64_t global_count() const { return sum<std::uint64_t>(own_.size()); }
+  std::uint64_t global_count() const { return sum<std::uint64_t>(static_cast<std::uint64_t>(owned())); }
   /// One value per owned particle (in particles() order) from every rank, by id, on rank 0 (collective; empty on the
   /// other ranks). For output and checks: it brings the whole system to one rank. T: trivially copyable.
   template <class T>
   std::map<std::uint64_t, T> gather(const std::vector<T>& values) const {
     static_assert(std::is_trivially_copyable<T>::value, "cellint::mpi: gather() copies values as bytes");
-    const int n = static_cast<int>(own_.size());
+    const int n = static_cast<int>(owned());
+    const std::vector<std::uint64_t> mine =
+        resident_ >= 0 ? owned_values(static_cast<const std::uint64_t*>(slot_id_.data())) : own_.id;
     std::vector<int> counts(static_cast<std::size_t>(size_)), at(static_cast<std::size_t>(size_) + 1, 0);
     MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
     for (int r = 0; r < size_; ++r) at[static_cast<std::size_t>(r) + 1] = at[static_cast<std::size_t>(r)] + counts[r];
     std::vector<std::uint64_t> ids(static_cast<std::size_t>(at.back()));
-    MPI_Gatherv(own_.id.data(), n, MPI_UINT64_T, ids.data(), counts.data(), at.data(), MPI_UINT64_T, 0, comm_);
+    MPI_Gatherv(mine.data(), n, MPI_UINT64_T, ids.data(), counts.data(), at.data(), MPI_UINT64_T, 0, comm_);
     const int bytes = static_cast<int>(sizeof(T));
     for (int& c : counts) c *= bytes;
     for (int& c : at) c *= bytes;
@@ -493,6 +854,118 @@ class DistributedGrid {
   }
 
  private:
+  // What Classify needs to find owners on the backend.
+  detail::Owners<Real, Dim> owners() {
+    detail::Owners<Real, Dim> o{};
+    std::vector<Real> edges;
+    for (int d = 0; d < Dim; ++d)
+      for (int c = 0; c <= dec_.ranks[d]; ++c) edges.push_back(c < dec_.ranks[d] ? dec_.lo(d, c) : dec_.hi(d, c - 1));
+    edges_.resize(edges.size());
+    edges_.upload(edges.data(), grid_->stream());
+    std::size_t at = 0;
+    for (int d = 0; d < Dim; ++d) {
+      o.origin[d] = dec_.global.origin[d];
+      o.length[d] = dec_.global.lengths[d];
+      o.width[d] = dec_.width(d);
+      o.periodic[d] = dec_.global.periodic[d];
+      o.ranks[d] = dec_.ranks[d];
+      o.coords[d] = coords_[d];
+      o.edges[d] = edges_.data() + at;
+      at += static_cast<std::size_t>(dec_.ranks[d]) + 1;
+    }
+    return o;
+  }
+  // Room for n particles by user index (positions, ids, K carried attributes of T), keeping what is there with `keep`.
+  template <class T>
+  void reserve_users(Index n, std::size_t K, bool keep) {
+    const std::size_t want = static_cast<std::size_t>(std::max<Index>(n, 1));
+    const auto st = grid_->stream();
+    auto grow = [&](auto& buf) {
+      if (buf.size() >= want) return;
+      std::remove_reference_t<decltype(buf)> bigger(std::max(want, buf.size() * 3 / 2));
+      if (keep && buf.size() > 0)
+        Backend::copy(bigger.data(), buf.data(), sizeof(*buf.data()) * buf.size(), CopyKind::DeviceToDevice, st);
+      buf = std::move(bigger);
+    };
+    for (auto& b : upos_) grow(b);
+    grow(user_id_);
+    const std::size_t runs = std::max<std::size_t>(K, 1), laid = runs * attr_cap_ * sizeof(T);
+    if (attr_cap_ >= want && uattr_.size() == laid) return;
+    const std::size_t cap = std::max(want, attr_cap_ * 3 / 2);
+    Buffer<Backend, unsigned char> bigger(runs * cap * sizeof(T));
+    if (keep && uattr_.size() == laid && attr_cap_ > 0)
+      for (std::size_t r = 0; r < runs; ++r)
+        Backend::copy(bigger.data() + r * cap * sizeof(T), uattr_.data() + r * attr_cap_ * sizeof(T),
+                      attr_cap_ * sizeof(T), CopyKind::DeviceToDevice, st);
+    uattr_ = std::move(bigger);
+    attr_cap_ = cap;
+  }
+  // Room for n plan entries in user_list_, keeping what is there.
+  void reserve_list(Index n) {
+    const std::size_t want = static_cast<std::size_t>(std::max<Index>(n, 1));
+    if (user_list_.size() >= want) return;
+    Buffer<Backend, Index> bigger(std::max(want, user_list_.size() * 3 / 2));
+    Backend::copy(bigger.data(), user_list_.data(), sizeof(Index) * user_list_.size(), CopyKind::DeviceToDevice,
+                  grid_->stream());
+    user_list_ = std::move(bigger);
+  }
+  // Sends particle i of p to rank dest[i] (collective, MPI_Alltoallv: counts, then ids, positions and fields);
+  // returns what this rank received, grouped by sender.
+  Particles<Real, Dim> to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest) const {
+    const std::size_t n = p.size();
+    const int nf = p.fields;
+    std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
+    for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
+    MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_);
+    std::vector<int> send_at(send_count.size() + 1, 0), recv_at(recv_count.size() + 1, 0);
+    for (std::size_t r = 0; r < send_count.size(); ++r) {
+      send_at[r + 1] = send_at[r] + send_count[r];
+      recv_at[r + 1] = recv_at[r] + recv_count[r];
+    }
+    std::vector<std::size_t> order(n);  // particles grouped by destination, in their order
+    {
+      std::vector<int> fill(send_at.begin(), send_at.end() - 1);
+      for (std::size_t i = 0; i < n; ++i)
+        order[static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[i])]++)] = i;
+    }
+    const std::size_t m = static_cast<std::size_t>(recv_at.back());
+    Particles<Real, Dim> in;
+    in.fields = nf;
+    in.id.resize(m);
+    alltoallv(p.id, order, 1, send_count, send_at, in.id, recv_count, recv_at);
+    for (int d = 0; d < Dim; ++d) {
+      in.x[d].resize(m);
+      alltoallv(p.x[d], order, 1, send_count, send_at, in.x[d], recv_count, recv_at);
+    }
+    if (nf > 0) {
+      in.field.resize(m * static_cast<std::size_t>(nf));
+      alltoallv(p.field, order, nf, send_count, send_at, in.field, recv_count, recv_at);
+    }
+    return in;
+  }
+  // Wraps x into the box on periodic axes and finds its owner's coordinates c; returns what is wrong with it ("" for
+  // nothing): a non-finite coordinate, a position outside an open box, or (unless `anywhere`) one more than a sub-box
+  // away from this rank's.
+  std::string place(std::uint64_t id, Real (&x)[Dim], bool anywhere, std::array<int, Dim>& c) const {
+    for (int d = 0; d < Dim; ++d) {
+      if (!std::isfinite(static_cast<double>(x[d])))
+        return cellint::detail::cat("cellint::mpi: particle ", id, " has a non-finite position (", x[d], " along axis ",
+                                    d, "); check the integrator's time step and forces");
+      x[d] = dec_.wrap(d, x[d]);
+      c[d] = dec_.coord_of(d, x[d]);
+      if (c[d] < 0)
+        return cellint::detail::cat("cellint::mpi: particle ", id, " is at ", x[d], " along axis ", d,
+                                    ", outside the open box [", dec_.global.origin[d], ", ",
+                                    dec_.global.origin[d] + dec_.global.lengths[d],
+                                    "); make the axis periodic or the box larger");
+      if (!anywhere && !adjacent(d, coords_[d], c[d]))
+        return cellint::detail::cat("cellint::mpi: particle ", id, " moved from sub-box ", coords_[d], " to ", c[d],
+                                    " along axis ", d,
+                                    " since the last migration, more than one sub-box; migrate every step, shorten "
+                                    "the time step or use fewer ranks along that axis");
+    }
+    return {};
+  }
   // whether sub-box c2 is c1 or a neighbour of it along axis d (through the periodic boundary too)
   bool adjacent(int d, int c1, int c2) const {
     const int p = dec_.ranks[d];
@@ -534,33 +1007,35 @@ class DistributedGrid {
                    MPI_STATUS_IGNORE);
   }
 
-  // One message of the ghost exchange: what goes to `to` (indices into owned then ghost particles, in user order),
-  // and where what comes from `from` lands.
+  // One message of the ghost exchange: `sends` particles go to `to`, `recv` come from `from` and are the ghosts of
+  // user indices recv_at .. recv_at + recv - 1; their grid slots are at send_slots and recv_slots in slots_.
   struct HaloMessage {
     int axis = 0, to = MPI_PROC_NULL, from = MPI_PROC_NULL, tag = 0;
     Real shift = 0;
-    std::vector<Index> send;                     // user indices (owned particles, then ghosts)
-    Index recv_at = 0, recv = 0;                 // the received ghosts' user indices: recv_at .. recv_at + recv - 1
-    std::size_t send_slots = 0, recv_slots = 0;  // offsets of their grid slots in slots_
+    Index sends = 0, recv_at = 0, recv = 0;
+    std::size_t send_slots = 0, recv_slots = 0;
   };
-  // Keeps the exchange's messages with their particles' grid slots on the backend (after the grid's build).
-  void set_plan(std::vector<HaloMessage> plan) {
+  // Keeps the exchange's messages, with the grid slots of their particles (user_list_: each message's sent, then
+  // received, particles by user index, `entries` in all) on the backend; after the grid's build. Also the ids by slot.
+  void set_plan(std::vector<HaloMessage> plan, Index entries) {
     const Index total = grid_->size();
-    std::vector<Index> slot_of(static_cast<std::size_t>(total)), by_slot(static_cast<std::size_t>(total));
-    if (total > 0)
-      Backend::copy(by_slot.data(), grid_->original_index(), sizeof(Index) * by_slot.size(), CopyKind::DeviceToHost,
-                    grid_->stream());
-    for (Index s = 0; s < total; ++s) slot_of[static_cast<std::size_t>(by_slot[static_cast<std::size_t>(s)])] = s;
-    std::vector<Index> slots;
+    const auto stream = grid_->stream();
+    slot_of_.resize(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
+    cellint::detail::parallel_for<Backend>(total, detail::Invert{grid_->original_index(), slot_of_.data()}, stream);
+    slots_.resize(std::max<std::size_t>(static_cast<std::size_t>(entries), 1));
+    cellint::detail::parallel_for<Backend>(
+        entries, detail::GatherBy<Index>{slot_of_.data(), user_list_.data(), slots_.data()}, stream);
+    slot_id_.resize(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
+    cellint::detail::parallel_for<Backend>(
+        total, detail::GatherBy<std::uint64_t>{user_id_.data(), grid_->original_index(), slot_id_.data()}, stream);
+    std::size_t at = 0;
     for (HaloMessage& m : plan) {
-      m.send_slots = slots.size();
-      for (Index u : m.send) slots.push_back(slot_of[static_cast<std::size_t>(u)]);
-      m.recv_slots = slots.size();
-      for (Index j = 0; j < m.recv; ++j) slots.push_back(slot_of[static_cast<std::size_t>(m.recv_at + j)]);
+      m.send_slots = at;
+      m.recv_slots = at + static_cast<std::size_t>(m.sends);
+      at = m.recv_slots + static_cast<std::size_t>(m.recv);
     }
-    slots_.resize(std::max<std::size_t>(slots.size(), 1));
-    if (!slots.empty()) slots_.upload(slots.data(), grid_->stream());
     plan_ = std::move(plan);
+    Backend::synchronize(stream);
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -570,10 +1045,21 @@ class DistributedGrid {
   std::array<int, Dim> coords_{};
   std::unique_ptr<Grid> grid_;
   Particles<Real, Dim> own_, ghost_;
-  std::vector<HaloMessage> plan_;  // the last exchange()'s messages
-  Buffer<Backend, Index> slots_;   // their grid slots
+  std::vector<HaloMessage> plan_;                     // the last exchange()'s messages
+  Buffer<Backend, Index> slots_;                      // their grid slots
+  Buffer<Backend, Index> user_list_;                  // their user indices (see set_plan())
+  Buffer<Backend, Index> slot_of_;                    // user index -> grid slot
+  Buffer<Backend, std::uint64_t> user_id_, slot_id_;  // ids of the grid's particles, by user index and by slot
+  Buffer<Backend, unsigned> words_, counts_;          // redistribute(): classification words, face counts
+  Buffer<Backend, Index> keep_, leave_, select_;      // staying and leaving slots, chosen ghosts
+  Buffer<Backend, int> dest_;                         // the leaving particles' new ranks
+  Buffer<Backend, Real> upos_[Dim];                   // positions by user index (owned, then ghosts)
+  Buffer<Backend, unsigned char> uattr_;              // carried attributes by user index, one run per attribute
+  std::size_t attr_cap_ = 0;                          // values per carried attribute in uattr_
+  Buffer<Backend, Real> edges_;                       // sub-box edges per axis (Owners)
+  Index resident_ = -1;  // owned particles after rebuild() (their state is in the grid only); -1: particles() holds it
   Buffer<Backend, Real> send_buf_, recv_buf_;
-  std::vector<Real> host_send_, host_recv_;  // staging where the MPI takes host memory only
+  detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
 };
 
 }  // namespace cellint::mpi

@@ -71,6 +71,8 @@ struct CudaRuntime {
 
   /// cudaGraphInstantiate (the runtimes' signatures differ).
   static Error GraphInstantiate(GraphExec* e, Graph g) { return cudaGraphInstantiate(e, g, 0ULL); }
+  static Error HostAlloc(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+  static Error HostFree(void* p) { return cudaFreeHost(p); }
 
   /// The properties that the two runtimes name or report differently.
   static std::size_t shared_per_block_optin(const DeviceProp& q, int /*dev*/) { return q.sharedMemPerBlockOptin; }
@@ -109,5 +111,5 @@ inline std::string cuda_error_text(cudaError_t e) { return gpu_error_text<CudaRu
 
 #if !defined(CELLINT_CHECK_GPU)
 /// Backend-neutral spelling of the runtime check (CELLINT_CHECK_CUDA under nvcc).
-#  define CELLINT_CHECK_GPU(call) CELLINT_CHECK_CUDA(call)
+#define CELLINT_CHECK_GPU(call) CELLINT_CHECK_CUDA(call)
 #endif

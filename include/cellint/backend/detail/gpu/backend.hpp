@@ -82,6 +82,19 @@ struct GpuBackend {
     if (e != RT::Success) (void)RT::GetLastError();
   }
 
+  /// Allocates `bytes` of page-locked host memory (cudaMallocHost / hipHostMalloc): copies from and to it run at the
+  /// bus's speed and without a staging copy. Optional for a backend (those with device memory have it).
+  /// @throws GpuError
+  static void* allocate_pinned(std::size_t bytes) {
+    void* p = nullptr;
+    CELLINT_GPU_CHECK(RT, HostAlloc(&p, bytes ? bytes : 1));
+    return p;
+  }
+  /// Frees memory from allocate_pinned(); null is ignored. Never throws.
+  static void deallocate_pinned(void* p) noexcept {
+    if (p && RT::HostFree(p) != RT::Success) (void)RT::GetLastError();
+  }
+
   /// Copies `bytes` on stream `s` (cudaMemcpyAsync / hipMemcpyAsync with the named kind). DeviceToHost then
   /// synchronises `s`, so the host can read `dst` on return; HostToDevice returns once `src` may be reused for pageable
   /// memory (pinned sources must stay unchanged until `s` is synchronised); DeviceToDevice only enqueues; HostToHost is
@@ -395,8 +408,10 @@ struct GpuBackend {
       const typename RT::Error e = RT::FuncSetMaxDynamicSharedMemorySize(
           reinterpret_cast<const void*>(&block_kernel<Kernel>), static_cast<int>(bytes));
       if (e != RT::Success)
-        throw_gpu_error<RT>(e, cat(RT::name, "FuncSetAttribute(MaxDynamicSharedMemorySize, ", bytes, ") for ",
-                                   describe_launch<Kernel>(shape)), __FILE__, __LINE__);
+        throw_gpu_error<RT>(e,
+                            cat(RT::name, "FuncSetAttribute(MaxDynamicSharedMemorySize, ", bytes, ") for ",
+                                describe_launch<Kernel>(shape)),
+                            __FILE__, __LINE__);
       granted[dev] = bytes;
     }
   };

@@ -53,6 +53,8 @@ struct HipRuntime {
 
   /// hipGraphInstantiate (the runtimes' signatures differ).
   static Error GraphInstantiate(GraphExec* e, Graph g) { return hipGraphInstantiate(e, g, nullptr, nullptr, 0); }
+  static Error HostAlloc(void** p, std::size_t bytes) { return hipHostMalloc(p, bytes, 0); }
+  static Error HostFree(void* p) { return hipHostFree(p); }
 
   /// The opt-in limit is a CUDA notion: HIP on AMD reports no such attribute (ROCm 5) and lets every kernel use
   /// sharedMemPerBlock (the whole 64 KiB LDS on gfx90a); 0 when not reported.
@@ -100,5 +102,5 @@ inline std::string hip_error_text(hipError_t e) { return gpu_error_text<HipRunti
 
 #if !defined(CELLINT_CHECK_GPU)
 /// Backend-neutral spelling of the runtime check (CELLINT_CHECK_HIP under hipcc).
-#  define CELLINT_CHECK_GPU(call) CELLINT_CHECK_HIP(call)
+#define CELLINT_CHECK_GPU(call) CELLINT_CHECK_HIP(call)
 #endif
