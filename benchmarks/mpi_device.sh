@@ -63,13 +63,13 @@ for stage in "${STAGES[@]}"; do
       grep -E 'Loop time|Neighbour list' | tee -a "$log"
     common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
     say "weak scaling, 2,048,000 atoms per GPU"
-    env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=200 KINDS=weak \
+    env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
     say "weak scaling with --breakdown (the phases)"
-    env "${common[@]}" ARGS="--precision float --breakdown" WEAK_ATOMS=2048000 STEPS=200 KINDS=weak TAG=breakdown_ \
+    env "${common[@]}" ARGS="--precision float --breakdown" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak TAG=breakdown_ \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
     say "strong scaling, 16,384,000 atoms"
-    env "${common[@]}" ARGS="--precision float --breakdown" STRONG_CELLS=160 STRONG_STEPS=100 KINDS=strong \
+    env "${common[@]}" ARGS="--precision float --breakdown" STRONG_CELLS=160 STRONG_STEPS=500 KINDS=strong \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
     grep -h 'Per step' "$OUT"/runs/*.log | tee -a "$log" >/dev/null
     ;;
