@@ -65,6 +65,9 @@ for stage in "${STAGES[@]}"; do
     say "weak scaling, 2,048,000 atoms per GPU"
     env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    say "weak scaling, ghosts' positions through the host (CELLINT_MPI_IPC=0)"
+    env "${common[@]}" CELLINT_MPI_IPC=0 ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
+      TAG=staged_ bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
     say "weak scaling with --breakdown (the phases)"
     env "${common[@]}" ARGS="--precision float --breakdown" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak TAG=breakdown_ \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"

@@ -139,6 +139,7 @@ struct Outcome {
   std::array<int, 3> ranks{};
   std::string loop = "cells";  // cells | list
   long rebuilds = 0;           // list loop: rebuilds in the loop
+  std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
 };
 
@@ -350,6 +351,7 @@ class ListLoop {
     reduce_phases(g_.comm(), t_, out);
     out.ranks = g_.decomposition().ranks;
     out.rebuilds = rebuilds_ - rebuilds0;
+    out.transport = g_.halo_transport();
     out.ghosts = g_.sum(static_cast<double>(g_.ghost_count())) / g_.size();
     g_.pull_positions();
     const auto& p = g_.particles();
@@ -509,10 +511,10 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     if (out.loop == "list")
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation %.4g, ghost positions %.4g, migration and "
-          "rebuilds %.4g (%ld rebuilds), integration %.4g, votes and thermo sums %.4g; %.0f ghosts per rank\n",
+          "rebuilds %.4g (%ld rebuilds), integration %.4g, votes and thermo sums %.4g; %.0f ghosts per rank (%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
           out.compute_s * ms, out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.integrate_s * ms,
-          out.reduce_s * ms, out.ghosts);
+          out.reduce_s * ms, out.ghosts, out.transport.c_str());
     else
       std::printf(
           "Per step (ms, the slowest rank's): pair computation %.4g, halo exchange and grid build %.4g, "
@@ -566,10 +568,12 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
                "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
                "\"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d, %d],\n"
                "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n  \"atom_steps_per_s\": %.6g,\n"
-               "  \"rebuilds\": %ld,\n  \"ghosts_per_rank\": %.0f,\n  \"breakdown\": %s,\n",
+               "  \"rebuilds\": %ld,\n  \"ghosts_per_rank\": %.0f,\n  \"halo_transport\": \"%s\",\n"
+               "  \"breakdown\": %s,\n",
                device.c_str(), B::name(), r.o.precision.c_str(), out.loop.c_str(), size, out.ranks[0], out.ranks[1],
                out.ranks[2], atoms, r.o.steps, out.loop_s,
                out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds, out.ghosts,
+               out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
                r.o.breakdown ? "true" : "false");
   std::fprintf(f,
                "  \"seconds_per_step\": {\"compute\": %.6g, \"halo_exchange\": %.6g, \"migration\": %.6g, "

@@ -27,6 +27,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mpi.h>
@@ -325,6 +326,12 @@ class HostStaging {
   std::size_t cap_ = 0;
 };
 
+/// Whether a backend has interprocess memory handles (the GPU backends).
+template <class B, class = void>
+struct HasIpc : std::false_type {};
+template <class B>
+struct HasIpc<B, std::void_t<decltype(B::ipc_open(std::declval<const typename B::IpcHandle&>()))>> : std::true_type {};
+
 /// Whether the MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support(), where the library was built
 /// with CUDA; false for any other MPI, which is then staged through host memory).
 inline bool mpi_accepts_device_pointers() {
@@ -357,6 +364,15 @@ class DistributedGrid {
     MPI_Comm_dup(comm, &comm_);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    {  // each rank's node (its lowest rank), for copies between GPUs of one node
+      MPI_Comm node;
+      MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+      int first = rank_;
+      MPI_Allreduce(&rank_, &first, 1, MPI_INT, MPI_MIN, node);
+      MPI_Comm_free(&node);
+      node_of_.resize(static_cast<std::size_t>(size_));
+      MPI_Allgather(&first, 1, MPI_INT, node_of_.data(), 1, MPI_INT, comm_);
+    }
     try {
       detail::agreed(comm_, [&] {
         dec_.global = global;
@@ -372,6 +388,7 @@ class DistributedGrid {
     }
   }
   ~DistributedGrid() {
+    close_peers();
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Comm_free(&comm_);
@@ -519,6 +536,10 @@ class DistributedGrid {
   void update_ghosts() {
     const auto stream = grid_->stream();
     const bool direct = !Backend::device_memory || detail::mpi_accepts_device_pointers();
+    if (ipc_) {
+      update_ghosts_peer();
+      return;
+    }
     // the two messages of an axis together: one packing, one copy each way, both exchanges in flight at once
     for (std::size_t i = 0; i < plan_.size(); i += 2) {
       const HaloMessage* m[2] = {&plan_[i], &plan_[i + 1]};
@@ -585,6 +606,14 @@ class DistributedGrid {
     for (int d = 0; d < Dim; ++d) own_.x[d] = owned_values(static_cast<const Real*>(grid_->positions(d)));
     if (resident_ >= 0) own_.field.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(own_.fields), 0.0);
     resident_ = -1;
+  }
+  /// How update_ghosts() moves positions: "peer copies" (GPU to GPU on one node, interprocess memory), "MPI on device
+  /// memory" (a CUDA-aware MPI), "host buffers" (staged through page-locked memory), or "host memory" (Host and
+  /// Emulated backends).
+  const char* halo_transport() const {
+    if (!Backend::device_memory) return "host memory";
+    if (ipc_) return "peer copies";
+    return detail::mpi_accepts_device_pointers() ? "MPI on device memory" : "host buffers";
   }
   /// Number of particles this rank owns (particles().size(), or after redistribute() the count in the grid).
   Index owned() const { return resident_ >= 0 ? resident_ : static_cast<Index>(own_.size()); }
@@ -1036,6 +1065,124 @@ class DistributedGrid {
     }
     plan_ = std::move(plan);
     Backend::synchronize(stream);
+    setup_peers();
+  }
+
+  // Decides whether update_ghosts() copies between the GPUs directly (every rank on one node, a backend with device
+  // memory and interprocess handles, an MPI that does not take device pointers itself, CELLINT_MPI_IPC not 0; all
+  // ranks agree), and if so tells each sender where in this rank's receive buffer its messages go.
+  void setup_peers() {
+    int mine = 0;
+    if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
+      const char* env = std::getenv("CELLINT_MPI_IPC");
+      mine = !detail::mpi_accepts_device_pointers() && !(env && std::string(env) == "0");
+      for (const HaloMessage& m : plan_) {
+        const int peers[2] = {m.to, m.from};
+        for (int r : peers)
+          if (r != MPI_PROC_NULL && node_of_[static_cast<std::size_t>(r)] != node_of_[static_cast<std::size_t>(rank_)])
+            mine = 0;
+      }
+    }
+    int all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_);
+    ipc_ = all != 0;
+    if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
+      if (!ipc_) return;
+      // this rank's receive buffer: every message's positions, one after the other (kept, grown by half when short)
+      std::size_t need = 0;
+      recv_off_.clear();
+      for (const HaloMessage& m : plan_) {
+        recv_off_.push_back(need);
+        need += static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.recv);
+      }
+      if (ipc_recv_.size() < std::max<std::size_t>(need, 1)) {
+        ipc_old_ = std::move(ipc_recv_);  // (freed at the next rebuild: the senders map the new one first)
+        ipc_recv_ = Buffer<Backend, Real>(std::max<std::size_t>(need + need / 2, 1024));
+        ++ipc_serial_;
+      } else {
+        ipc_old_ = Buffer<Backend, Real>();
+      }
+      struct Where {
+        typename Backend::IpcHandle handle;
+        unsigned long long offset, serial;
+      };
+      const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, ipc_serial_};
+      peer_dst_.assign(plan_.size(), nullptr);
+      for (std::size_t k = 0; k < plan_.size(); ++k) {
+        const HaloMessage& m = plan_[k];
+        Where here = here_base, there{};
+        here.offset = recv_off_[k];
+        MPI_Sendrecv(&here, sizeof here, MPI_BYTE, m.from, 40 + static_cast<int>(k), &there, sizeof there, MPI_BYTE,
+                     m.to, 40 + static_cast<int>(k), comm_, MPI_STATUS_IGNORE);
+        if (m.to == MPI_PROC_NULL) continue;
+        Peer& p = peers_[m.to];
+        if (p.base && p.serial != there.serial) {
+          Backend::ipc_close(p.base);
+          p.base = nullptr;
+        }
+        if (!p.base) {
+          p.base = Backend::ipc_open(there.handle);
+          p.serial = there.serial;
+        }
+        peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
+      }
+    }
+  }
+  void close_peers() noexcept {
+    if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value)
+      for (auto& peer : peers_) Backend::ipc_close(peer.second.base);
+    peers_.clear();
+  }
+  // update_ghosts() between GPUs of one node: each rank packs its messages, and once its receivers say their buffers
+  // are free, copies them straight into the receivers' GPU memory; a message of no bytes then tells each receiver that
+  // its data is there.
+  void update_ghosts_peer() {
+    const auto stream = grid_->stream();
+    for (std::size_t i = 0; i < plan_.size(); i += 2) {
+      std::size_t send_at[3] = {0, 0, 0};
+      for (int k = 0; k < 2; ++k)
+        send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(plan_[i + k].sends);
+      if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
+      for (int k = 0; k < 2; ++k) {
+        const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
+        if (m.sends == 0) continue;
+        detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots, m.sends, m.axis,
+                                        m.shift, send_buf_.data() + send_at[k]};
+        for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+        cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+      }
+      Backend::synchronize(stream);  // packed; and this rank's last unpacking from its buffer is done
+      token(i, 50, true);            // receivers' buffers are free
+      for (int k = 0; k < 2; ++k) {
+        const std::size_t j = i + static_cast<std::size_t>(k);
+        if (plan_[j].to != MPI_PROC_NULL && plan_[j].sends > 0)
+          Backend::copy(peer_dst_[j], send_buf_.data() + send_at[k], sizeof(Real) * (send_at[k + 1] - send_at[k]),
+                        CopyKind::DeviceToDevice, stream);
+      }
+      Backend::synchronize(stream);
+      token(i, 60, false);  // the data is in the receivers' buffers
+      for (int k = 0; k < 2; ++k) {
+        const std::size_t j = i + static_cast<std::size_t>(k);
+        const HaloMessage& m = plan_[j];
+        if (m.recv == 0) continue;
+        detail::HaloScatter<Real, Dim> sc{{}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + recv_off_[j]};
+        for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
+        cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
+      }
+    }
+  }
+  // Messages of no bytes for the two messages of an axis from plan_[i]: `ready` from each receiver to its sender
+  // (upstream), else from each sender to its receiver.
+  void token(std::size_t i, int tag, bool ready) {
+    MPI_Request req[4];
+    char none = 0;
+    for (int k = 0; k < 2; ++k) {
+      const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
+      const int to = ready ? m.from : m.to, from = ready ? m.to : m.from;
+      MPI_Irecv(&none, 0, MPI_BYTE, from, tag + k, comm_, &req[k]);
+      MPI_Isend(&none, 0, MPI_BYTE, to, tag + k, comm_, &req[2 + k]);
+    }
+    MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -1057,6 +1204,17 @@ class DistributedGrid {
   Buffer<Backend, unsigned char> uattr_;              // carried attributes by user index, one run per attribute
   std::size_t attr_cap_ = 0;                          // values per carried attribute in uattr_
   Buffer<Backend, Real> edges_;                       // sub-box edges per axis (Owners)
+  std::vector<int> node_of_;                          // each rank's node (its lowest rank)
+  bool ipc_ = false;                                  // update_ghosts() copies between the GPUs of one node
+  Buffer<Backend, Real> ipc_recv_, ipc_old_;          // where the neighbours write this rank's ghosts' positions
+  unsigned long long ipc_serial_ = 0;                 // changes when ipc_recv_ is reallocated
+  std::vector<std::size_t> recv_off_;                 // each message's place in ipc_recv_
+  std::vector<Real*> peer_dst_;                       // each message's place in its receiver's buffer (mapped here)
+  struct Peer {
+    void* base = nullptr;
+    unsigned long long serial = 0;
+  };
+  std::map<int, Peer> peers_;  // the receivers' buffers, mapped
   Index resident_ = -1;  // owned particles after rebuild() (their state is in the grid only); -1: particles() holds it
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only

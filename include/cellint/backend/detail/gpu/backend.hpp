@@ -95,6 +95,29 @@ struct GpuBackend {
     if (p && RT::HostFree(p) != RT::Success) (void)RT::GetLastError();
   }
 
+  /// Interprocess memory: a handle to device memory from allocate() that another process on the same node opens with
+  /// ipc_open() (cudaIpcGetMemHandle / hipIpcGetMemHandle), for copies between processes' GPUs without the host (over
+  /// NVLink or PCIe peer to peer where the GPUs have it). Optional for a backend.
+  using IpcHandle = typename RT::IpcHandle;
+  /// The handle of `p` (the start of an allocation).
+  /// @throws GpuError
+  static IpcHandle ipc_handle(void* p) {
+    IpcHandle h{};
+    CELLINT_GPU_CHECK(RT, IpcGetMemHandle(&h, p));
+    return h;
+  }
+  /// Maps another process's allocation into this one (with peer access where the GPUs allow it).
+  /// @throws GpuError
+  static void* ipc_open(const IpcHandle& h) {
+    void* p = nullptr;
+    CELLINT_GPU_CHECK(RT, IpcOpenMemHandle(&p, h));
+    return p;
+  }
+  /// Unmaps what ipc_open() mapped; null is ignored. Never throws.
+  static void ipc_close(void* p) noexcept {
+    if (p && RT::IpcCloseMemHandle(p) != RT::Success) (void)RT::GetLastError();
+  }
+
   /// Copies `bytes` on stream `s` (cudaMemcpyAsync / hipMemcpyAsync with the named kind). DeviceToHost then
   /// synchronises `s`, so the host can read `dst` on return; HostToDevice returns once `src` may be reused for pageable
   /// memory (pinned sources must stay unchanged until `s` is synchronised); DeviceToDevice only enqueues; HostToHost is

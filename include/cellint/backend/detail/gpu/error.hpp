@@ -152,7 +152,13 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
   static Error StreamEndCapture(Stream s, Graph* g) { return rt##StreamEndCapture(s, g); }                       \
   static Error GraphLaunch(GraphExec g, Stream s) { return rt##GraphLaunch(g, s); }                              \
   static Error GraphDestroy(Graph g) { return rt##GraphDestroy(g); }                                             \
-  static Error GraphExecDestroy(GraphExec g) { return rt##GraphExecDestroy(g); }
+  static Error GraphExecDestroy(GraphExec g) { return rt##GraphExecDestroy(g); }                                 \
+  using IpcHandle = rt##IpcMemHandle_t;                                                                          \
+  static Error IpcGetMemHandle(IpcHandle* h, void* p) { return rt##IpcGetMemHandle(h, p); }                      \
+  static Error IpcOpenMemHandle(void** p, IpcHandle h) {                                                         \
+    return rt##IpcOpenMemHandle(p, h, rt##IpcMemLazyEnablePeerAccess);                                          \
+  }                                                                                                              \
+  static Error IpcCloseMemHandle(void* p) { return rt##IpcCloseMemHandle(p); }
 
 /// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws as CELLINT_CHECK_CUDA /
 /// CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).
