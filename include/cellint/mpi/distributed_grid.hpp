@@ -774,27 +774,64 @@ class DistributedGrid {
           cellint::detail::parallel_for<Backend>(msg.sends,
                                                  detail::GatherBy<std::uint64_t>{user_id_.data(), sel, ids.data()}, st);
         }
-        std::vector<Real> xs(static_cast<std::size_t>(Dim) * ns);
-        std::vector<std::uint64_t> is(ns);
-        Backend::copy(xs.data(), send_buf_.data(), sizeof(Real) * xs.size(), CopyKind::DeviceToHost, st);
-        Backend::copy(is.data(), ids.data(), sizeof(std::uint64_t) * ns, CopyKind::DeviceToHost, st);
         int n_out = static_cast<int>(ns), n_in = 0;
         MPI_Sendrecv(&n_out, 1, MPI_INT, msg.to, msg.tag, &n_in, 1, MPI_INT, msg.from, msg.tag, comm_,
                      MPI_STATUS_IGNORE);
-        std::vector<Real> xr(static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in));
-        std::vector<std::uint64_t> ir(static_cast<std::size_t>(n_in));
-        MPI_Sendrecv(xs.data(), Dim * n_out, detail::datatype<Real>(), msg.to, msg.tag, xr.data(), Dim * n_in,
-                     detail::datatype<Real>(), msg.from, msg.tag, comm_, MPI_STATUS_IGNORE);
-        MPI_Sendrecv(is.data(), n_out, MPI_UINT64_T, msg.to, msg.tag, ir.data(), n_in, MPI_UINT64_T, msg.from, msg.tag,
-                     comm_, MPI_STATUS_IGNORE);
+        // between GPUs of one node, straight into the receiver's buffer where the message fits half of it (both sides
+        // know: the receiver told its size at the last rebuild), else through the host
+        const std::size_t pos_bytes_out = sizeof(Real) * static_cast<std::size_t>(Dim) * ns;
+        const std::size_t pos_bytes_in = sizeof(Real) * static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in);
+        const bool peer_out = ipc_ && msg.to != MPI_PROC_NULL && peer_fits(peers_[msg.to].capacity, ns);
+        const bool peer_in = ipc_ && msg.from != MPI_PROC_NULL &&
+                             peer_fits(sizeof(Real) * ipc_recv_.size(), static_cast<std::size_t>(n_in));
+        const std::size_t half_out = peer_out ? peers_[msg.to].capacity / 2 : 0;
+        const std::size_t half_in = sizeof(Real) * ipc_recv_.size() / 2;
+        if (peer_out && ns > 0) {
+          char* there = static_cast<char*>(peers_[msg.to].base) + (side == 0 ? 0 : half_out);
+          Backend::copy(there, send_buf_.data(), pos_bytes_out, CopyKind::DeviceToDevice, st);
+          Backend::copy(there + align8(pos_bytes_out), ids.data(), sizeof(std::uint64_t) * ns, CopyKind::DeviceToDevice,
+                        st);
+        }
+        std::vector<Real> xs(peer_out ? 0 : static_cast<std::size_t>(Dim) * ns), xr;
+        std::vector<std::uint64_t> is(peer_out ? 0 : ns), ir;
+        if (!peer_out) {
+          Backend::copy(xs.data(), send_buf_.data(), pos_bytes_out, CopyKind::DeviceToHost, st);
+          Backend::copy(is.data(), ids.data(), sizeof(std::uint64_t) * ns, CopyKind::DeviceToHost, st);
+        }
+        if (!peer_in) {
+          xr.resize(static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in));
+          ir.resize(static_cast<std::size_t>(n_in));
+        }
+        Backend::synchronize(st);  // (the copies into the receiver's buffer are done)
+        {
+          const int host_to = peer_out ? MPI_PROC_NULL : msg.to, host_from = peer_in ? MPI_PROC_NULL : msg.from;
+          char none = 0;
+          MPI_Sendrecv(xs.data(), peer_out ? 0 : Dim * n_out, detail::datatype<Real>(), host_to, msg.tag, xr.data(),
+                       peer_in ? 0 : Dim * n_in, detail::datatype<Real>(), host_from, msg.tag, comm_,
+                       MPI_STATUS_IGNORE);
+          MPI_Sendrecv(is.data(), peer_out ? 0 : n_out, MPI_UINT64_T, host_to, msg.tag, ir.data(), peer_in ? 0 : n_in,
+                       MPI_UINT64_T, host_from, msg.tag, comm_, MPI_STATUS_IGNORE);
+          MPI_Sendrecv(&none, 0, MPI_BYTE, peer_out ? msg.to : MPI_PROC_NULL, msg.tag + 20, &none, 0, MPI_BYTE,
+                       peer_in ? msg.from : MPI_PROC_NULL, msg.tag + 20, comm_, MPI_STATUS_IGNORE);  // (data there)
+        }
         msg.recv_at = n;
         msg.recv = static_cast<Index>(n_in);
         reserve_users<T>(n + msg.recv, K, true);
         uattr = reinterpret_cast<T*>(uattr_.data());
-        for (int a = 0; a < Dim; ++a)
-          Backend::copy(upos_[a].data() + n, xr.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(n_in),
-                        sizeof(Real) * static_cast<std::size_t>(n_in), CopyKind::HostToDevice, st);
-        Backend::copy(user_id_.data() + n, ir.data(), sizeof(std::uint64_t) * ir.size(), CopyKind::HostToDevice, st);
+        if (peer_in) {  // from this rank's receive buffer
+          const char* here = reinterpret_cast<const char*>(ipc_recv_.data()) + (side == 0 ? 0 : half_in);
+          for (int a = 0; a < Dim; ++a)
+            Backend::copy(upos_[a].data() + n,
+                          here + sizeof(Real) * static_cast<std::size_t>(a) * static_cast<std::size_t>(n_in),
+                          sizeof(Real) * static_cast<std::size_t>(n_in), CopyKind::DeviceToDevice, st);
+          Backend::copy(user_id_.data() + n, here + align8(pos_bytes_in),
+                        sizeof(std::uint64_t) * static_cast<std::size_t>(n_in), CopyKind::DeviceToDevice, st);
+        } else {
+          for (int a = 0; a < Dim; ++a)
+            Backend::copy(upos_[a].data() + n, xr.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(n_in),
+                          sizeof(Real) * static_cast<std::size_t>(n_in), CopyKind::HostToDevice, st);
+          Backend::copy(user_id_.data() + n, ir.data(), sizeof(std::uint64_t) * ir.size(), CopyKind::HostToDevice, st);
+        }
         reserve_list(entries + msg.recv);
         cellint::detail::parallel_for<Backend>(msg.recv, detail::Iota{user_list_.data() + entries, n}, st);
         entries += msg.recv;
@@ -928,6 +965,11 @@ class DistributedGrid {
                       attr_cap_ * sizeof(T), CopyKind::DeviceToDevice, st);
     uattr_ = std::move(bigger);
     attr_cap_ = cap;
+  }
+  static std::size_t align8(std::size_t bytes) { return (bytes + 7) / 8 * 8; }
+  // Whether `count` ghosts (positions and ids) fit half of a receive buffer of `capacity` bytes.
+  static bool peer_fits(std::size_t capacity, std::size_t count) {
+    return align8(sizeof(Real) * static_cast<std::size_t>(Dim) * count) + sizeof(std::uint64_t) * count <= capacity / 2;
   }
   // Room for n plan entries in user_list_, keeping what is there.
   void reserve_list(Index n) {
@@ -1095,18 +1137,23 @@ class DistributedGrid {
         recv_off_.push_back(need);
         need += static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.recv);
       }
+      // (and room for a rebuild's ghosts with their ids, each side's in one half: see redistribute())
+      std::size_t most = 0;
+      for (const HaloMessage& m : plan_) most = std::max<std::size_t>(most, static_cast<std::size_t>(m.recv));
+      const std::size_t rebuild_need = 2 * (align8(sizeof(Real) * Dim * most) + sizeof(std::uint64_t) * most);
+      need = std::max(need, (rebuild_need + sizeof(Real) - 1) / sizeof(Real));
       if (ipc_recv_.size() < std::max<std::size_t>(need, 1)) {
         ipc_old_ = std::move(ipc_recv_);  // (freed at the next rebuild: the senders map the new one first)
-        ipc_recv_ = Buffer<Backend, Real>(std::max<std::size_t>(need + need / 2, 1024));
+        ipc_recv_ = Buffer<Backend, Real>(std::max<std::size_t>(need + need / 4, 1024));
         ++ipc_serial_;
       } else {
         ipc_old_ = Buffer<Backend, Real>();
       }
       struct Where {
         typename Backend::IpcHandle handle;
-        unsigned long long offset, serial;
+        unsigned long long offset, serial, capacity;
       };
-      const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, ipc_serial_};
+      const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, ipc_serial_, sizeof(Real) * ipc_recv_.size()};
       peer_dst_.assign(plan_.size(), nullptr);
       for (std::size_t k = 0; k < plan_.size(); ++k) {
         const HaloMessage& m = plan_[k];
@@ -1124,6 +1171,7 @@ class DistributedGrid {
           p.base = Backend::ipc_open(there.handle);
           p.serial = there.serial;
         }
+        p.capacity = there.capacity;
         peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
       }
     }
@@ -1213,6 +1261,7 @@ class DistributedGrid {
   struct Peer {
     void* base = nullptr;
     unsigned long long serial = 0;
+    std::size_t capacity = 0;  // bytes
   };
   std::map<int, Peer> peers_;  // the receivers' buffers, mapped
   Index resident_ = -1;  // owned particles after rebuild() (their state is in the grid only); -1: particles() holds it
