@@ -4,7 +4,8 @@
 #            single-rank run (--check-serial: double and float, list and cell loops)
 #   scaling  in.lj in float: the one-GPU demo (cellint_lj_cuda) beside weak scaling (2,048,000 atoms per GPU) and strong
 #            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again with --breakdown (phases)
-#   bash benchmarks/mpi_device.sh [check] [scaling]        (default: both)
+#   skin     the weak runs again with a skin of 0.5 (and the one-GPU demo beside them)
+#   bash benchmarks/mpi_device.sh [check] [scaling] [skin]        (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda; default build-device/)
 # and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
 # installed from the network there. Files are unpacked into / only where none exists already.
@@ -76,7 +77,17 @@ for stage in "${STAGES[@]}"; do
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
     grep -h 'Per step' "$OUT"/runs/*.log | tee -a "$log" >/dev/null
     ;;
-  *) echo "unknown stage $stage (check, scaling)"; exit 1 ;;
+  skin)
+    common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
+    say "weak scaling with a skin of 0.5 (fewer rebuilds, longer rows), with --breakdown"
+    env "${common[@]}" ARGS="--precision float --skin 0.5 --breakdown" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
+      TAG=skin05_ bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    say "one GPU, no MPI, skin 0.5"
+    "$BIN/cellint_lj_cuda" --cells 80 --precision float --steps 1000 --thermo 0 --skin 0.5 \
+      --json "$OUT/runs/lj_cuda_2M_skin05.json" 2>&1 | grep -E 'Loop time|Neighbour list' | tee -a "$log"
+    grep -h 'Per step' "$OUT"/runs/skin05_*.log | tee -a "$log" >/dev/null
+    ;;
+  *) echo "unknown stage $stage (check, scaling, skin)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling.json "$OUT"/ 2>/dev/null
