@@ -90,6 +90,6 @@ for stage in "${STAGES[@]}"; do
   *) echo "unknown stage $stage (check, scaling, skin)"; exit 1 ;;
   esac
 done
-cp "$OUT"/runs/*lj_mpi_scaling.json "$OUT"/ 2>/dev/null
+cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null
 tar -C "$OUT" -czf "$OUT/runs.tar.gz" runs && rm -rf "$OUT/runs"
 say "done: $(ls "$OUT")"

@@ -43,7 +43,9 @@ for kind in $KINDS; do
     records+=("$OUT/$tag.json")
   done
 done
-python3 - "$OUT/${TAG}lj_mpi_scaling.json" "${records[@]}" <<'EOF'
+name=lj_mpi_scaling.json
+[ "$KINDS" = "weak strong" ] || name="lj_mpi_scaling_${KINDS// /_}.json"
+python3 - "$OUT/${TAG}$name" "${records[@]}" <<'EOF'
 import json, os, sys
 out, files = sys.argv[1], sys.argv[2:]
 runs = []
