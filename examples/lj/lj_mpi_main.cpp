@@ -12,8 +12,8 @@
 //  - list (--list full; the default on GPU backends): the state stays in the rank's grid on the backend. Each step
 //    moves every atom there, update_ghosts() sends the ghosts' new positions (packed on the backend), and a full
 //    Verlet list (cutoff + skin) with rows for the owned atoms only gives the forces. When some atom anywhere has moved
-//    more than skin / 2 since the last rebuild (an MPI_Allreduce of each rank's flag), every rank brings its atoms back
-//    (pull_positions(), velocities), migrates, exchanges and rebuilds the list.
+//    more than skin / 2 since the last rebuild (an MPI_Allreduce of each rank's flag), every rank calls
+//    redistribute() (migration and a new ghost layer on the backend, velocities carried) and rebuilds its list.
 // Thermo lines sum over the ranks. With --check-serial TOL, rank 0 runs the same system alone (one rank,
 // MPI_COMM_SELF) and compares: step-0 thermo (identical to 10 digits in double), every atom's final position within
 // TOL. With a GPU backend each rank takes GPU (rank on its node) mod (GPUs on the node).

@@ -12,10 +12,14 @@
 /// left the sub-box go to their new owner with all their fields), `exchange()` (the ghost layer, then the grid), then
 /// `interact()` (results for the owned particles, in `particles()` order) and `sum()` for global energies.
 ///
-/// This version stages on the host: particles() lives in host memory, exchange() rebuilds the rank's grid from it, and
-/// the messages are host buffers (MPI_Sendrecv along each split axis in turn, so that corner ghosts travel through the
-/// faces; migration by MPI_Alltoallv). It runs with every backend; on GPUs the whole own set crosses PCIe once per
-/// exchange.
+/// Two ways to run:
+///  - On the host: particles() holds the state; exchange() rebuilds the rank's grid from it (MPI_Sendrecv along each
+///    split axis in turn, so that corner ghosts travel through the faces; migration by MPI_Alltoallv). Any backend; on
+///    GPUs the whole own set crosses PCIe at every exchange.
+///  - On the backend (GPU simulations): after the first exchange() the state stays in the grid. update_ghosts() sends
+///    the same ghosts' new positions every step (packed by kernels; GPU to GPU within a node, device pointers to a
+///    CUDA-aware MPI, or page-locked host buffers), and redistribute() migrates and chooses a new ghost layer by
+///    kernels, only the leaving particles and the ghosts crossing between ranks.
 ///
 /// Errors (a communicator whose size is not the decomposition's, a sub-box thinner than the ghost layer, a NaN or
 /// infinite position, a particle outside an open box, one that moved more than one sub-box between migrations) are
@@ -622,7 +626,8 @@ class DistributedGrid {
 
   /// Migration and a new ghost layer for particles whose state lives in the grid on the backend (collective): the
   /// device-resident counterpart of pull_positions() + migrate() + exchange(), where only the particles that change
-  /// ranks and the ghosts cross to the host (or not at all with a CUDA-aware MPI... see update_ghosts()).
+  /// ranks and the ghosts cross between ranks (the ghosts GPU to GPU within a node, where they fit the receiver's
+  /// buffer).
   ///  - The owned particles (the grid's first owned() in user order) are wrapped into the box on periodic axes and
   ///    classified on the backend; those that left the sub-box go to their new owners with their ids and `carried`
   ///    attributes (MPI_Alltoallv of those only).
