@@ -45,6 +45,8 @@ class Buffer {
   }
   /// Number of elements.
   std::size_t size() const { return n_; }
+  /// Elements allocated (resize() up to this many keeps the memory).
+  std::size_t capacity() const { return cap_; }
   /// Backend pointer.
   T* data() { return p_; }
   /// Backend pointer.

@@ -429,8 +429,8 @@ class CellGrid {
     a.type_name = typeid(T).name();
     a.gather = &detail::gather_bytes<Backend, T>;
     a.scatter = &detail::scatter_bytes<Backend, T>;
-    a.data.resize(sizeof(T) * std::max<Index>(n_, 1));
-    a.alt.resize(sizeof(T) * std::max<Index>(n_, 1));
+    a.data = spare_buffer(sizeof(T) * std::max<Index>(n_, 1));
+    a.alt = spare_buffer(sizeof(T) * std::max<Index>(n_, 1));
     if (n_) {
       Backend::copy(a.alt.data(), values, sizeof(T) * n_, kind, stream_);
       // sorted slot s takes the user's element original[s]
@@ -442,8 +442,26 @@ class CellGrid {
     return attribute_handle<T>(static_cast<int>(attrs_.size()) - 1);
   }
   void drop_attributes() {
+    // (their memory is kept for the next attach(): a simulation that rebuilds its grid over other particles attaches
+    // the same attributes again, and a release would wait for the device)
+    for (auto& a : attrs_)
+      for (auto* b : {&a.data, &a.alt})
+        if (spare_.size() < 2 * static_cast<std::size_t>(max_attributes)) spare_.push_back(std::move(*b));
     attrs_.clear();
     ++generation_;
+  }
+  // A buffer of `bytes` bytes: a kept one that is large enough, else a new one.
+  Buffer<Backend, unsigned char> spare_buffer(std::size_t bytes) {
+    Buffer<Backend, unsigned char> b;
+    for (auto& s : spare_)
+      if (s.capacity() >= bytes) {
+        b = std::move(s);
+        s = std::move(spare_.back());
+        spare_.pop_back();
+        break;
+      }
+    b.resize(bytes);
+    return b;
   }
 
   // build(): positions into pos_alt_, then bin. Attributes follow by user index (see the class comment): before binning
@@ -596,6 +614,7 @@ class CellGrid {
   Stream stream_;
   Index n_ = 0;
   Index max_per_cell_ = 0;
+  std::vector<Buffer<Backend, unsigned char>> spare_;  ///< memory of dropped attributes, for the next attach()
   bool built_ = false;                                 ///< binned particles are consistent (see expect_built)
   bool ever_built_ = false;                            ///< a build() succeeded once (for the message)
   std::uint32_t serial_ = detail::next_grid_serial();  ///< names this grid in Attribute handles

@@ -690,20 +690,21 @@ class DistributedGrid {
         for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
         cellint::detail::parallel_for<Backend>(nl, k, st);
       }
-      Buffer<Backend, std::uint64_t> ids(m);
-      cellint::detail::parallel_for<Backend>(
-          nl, detail::GatherBy<std::uint64_t>{slot_id_.data(), leave_.data(), ids.data()}, st);
-      Buffer<Backend, T> values(m * K);
+      std::uint64_t* ids = scratch_ids(m);
+      cellint::detail::parallel_for<Backend>(nl, detail::GatherBy<std::uint64_t>{slot_id_.data(), leave_.data(), ids},
+                                             st);
+      if (scratch_.size() < sizeof(T) * m * K) scratch_.resize(sizeof(T) * m * K);
+      T* values = reinterpret_cast<T*>(scratch_.data());
       for (std::size_t k = 0; k < K; ++k)
         cellint::detail::parallel_for<Backend>(
-            nl, detail::GatherBy<T>{grid.attribute(carried[k]), leave_.data(), values.data() + k * m}, st);
+            nl, detail::GatherBy<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
       std::vector<Real> x(static_cast<std::size_t>(Dim) * m);
       std::vector<T> v(m * K);
       out.id.resize(m);
       Backend::copy(x.data(), send_buf_.data(), sizeof(Real) * x.size(), CopyKind::DeviceToHost, st);
       Backend::copy(dest.data(), dest_.data(), sizeof(int) * m, CopyKind::DeviceToHost, st);
-      ids.download(out.id.data(), st);
-      values.download(v.data(), st);
+      Backend::copy(out.id.data(), ids, sizeof(std::uint64_t) * m, CopyKind::DeviceToHost, st);
+      Backend::copy(v.data(), values, sizeof(T) * v.size(), CopyKind::DeviceToHost, st);
       for (int d = 0; d < Dim; ++d) out.x[d].assign(x.begin() + d * nl, x.begin() + (d + 1) * nl);
       out.field.resize(m * K);
       for (std::size_t i = 0; i < m; ++i)
@@ -771,13 +772,13 @@ class DistributedGrid {
         entries += msg.sends;
         const std::size_t ns = static_cast<std::size_t>(msg.sends);
         send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * ns));
-        Buffer<Backend, std::uint64_t> ids(std::max<std::size_t>(ns, 1));
+        std::uint64_t* ids = scratch_ids(ns);
         if (ns > 0) {
           detail::HaloGather<Real, Dim> k{{}, sel, msg.sends, d, msg.shift, send_buf_.data()};
           for (int a = 0; a < Dim; ++a) k.pos[a] = upos_[a].data();
           cellint::detail::parallel_for<Backend>(msg.sends, k, st);
-          cellint::detail::parallel_for<Backend>(msg.sends,
-                                                 detail::GatherBy<std::uint64_t>{user_id_.data(), sel, ids.data()}, st);
+          cellint::detail::parallel_for<Backend>(msg.sends, detail::GatherBy<std::uint64_t>{user_id_.data(), sel, ids},
+                                                 st);
         }
         int n_out = static_cast<int>(ns), n_in = 0;
         MPI_Sendrecv(&n_out, 1, MPI_INT, msg.to, msg.tag, &n_in, 1, MPI_INT, msg.from, msg.tag, comm_,
@@ -794,14 +795,13 @@ class DistributedGrid {
         if (peer_out && ns > 0) {
           char* there = static_cast<char*>(peers_[msg.to].base) + (side == 0 ? 0 : half_out);
           Backend::copy(there, send_buf_.data(), pos_bytes_out, CopyKind::DeviceToDevice, st);
-          Backend::copy(there + align8(pos_bytes_out), ids.data(), sizeof(std::uint64_t) * ns, CopyKind::DeviceToDevice,
-                        st);
+          Backend::copy(there + align8(pos_bytes_out), ids, sizeof(std::uint64_t) * ns, CopyKind::DeviceToDevice, st);
         }
         std::vector<Real> xs(peer_out ? 0 : static_cast<std::size_t>(Dim) * ns), xr;
         std::vector<std::uint64_t> is(peer_out ? 0 : ns), ir;
         if (!peer_out) {
           Backend::copy(xs.data(), send_buf_.data(), pos_bytes_out, CopyKind::DeviceToHost, st);
-          Backend::copy(is.data(), ids.data(), sizeof(std::uint64_t) * ns, CopyKind::DeviceToHost, st);
+          Backend::copy(is.data(), ids, sizeof(std::uint64_t) * ns, CopyKind::DeviceToHost, st);
         }
         if (!peer_in) {
           xr.resize(static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in));
@@ -972,6 +972,11 @@ class DistributedGrid {
     attr_cap_ = cap;
   }
   static std::size_t align8(std::size_t bytes) { return (bytes + 7) / 8 * 8; }
+  // Room for n ids on the backend, kept between rebuilds (an allocation and its release would wait for the device).
+  std::uint64_t* scratch_ids(std::size_t n) {
+    if (scratch_id_.size() < std::max<std::size_t>(n, 1)) scratch_id_.resize(std::max<std::size_t>(n, 1));
+    return scratch_id_.data();
+  }
   // Whether `count` ghosts (positions and ids) fit half of a receive buffer of `capacity` bytes.
   static bool peer_fits(std::size_t capacity, std::size_t count) {
     return align8(sizeof(Real) * static_cast<std::size_t>(Dim) * count) + sizeof(std::uint64_t) * count <= capacity / 2;
@@ -1255,6 +1260,8 @@ class DistributedGrid {
   Buffer<Backend, int> dest_;                         // the leaving particles' new ranks
   Buffer<Backend, Real> upos_[Dim];                   // positions by user index (owned, then ghosts)
   Buffer<Backend, unsigned char> uattr_;              // carried attributes by user index, one run per attribute
+  Buffer<Backend, std::uint64_t> scratch_id_;         // leaving particles' or a message's ids
+  Buffer<Backend, unsigned char> scratch_;            // leaving particles' carried values
   std::size_t attr_cap_ = 0;                          // values per carried attribute in uattr_
   Buffer<Backend, Real> edges_;                       // sub-box edges per axis (Owners)
   std::vector<int> node_of_;                          // each rank's node (its lowest rank)
