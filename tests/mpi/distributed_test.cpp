@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mpi.h>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cellint/backend/emulated.hpp"
@@ -52,6 +54,16 @@ std::uint64_t shared_seed() {
 template <class Real>
 constexpr double same_sums() {
   return sizeof(Real) == 4 ? 1e-2 : 1e-12;
+}
+
+/// A distributed Lennard-Jones result against the single-rank one: the largest force difference relative to
+/// max(1, |F|), or energy difference relative to max(1, |E|).
+template <int Dim, class Accum>
+double difference(const Accum& got, const Accum& want) {
+  double scale = 1, worst = 0;
+  for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(want.force[d]));
+  for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(got.force[d] - want.force[d]) / scale);
+  return std::max(worst, std::abs(got.energy - want.energy) / std::max(1.0, std::abs(want.energy)));
 }
 
 template <class Real, int Dim>
@@ -165,12 +177,7 @@ void compare_with_single_rank(bool periodic, Distribution dist, std::uint64_t se
       const unsigned slack = sizeof(Real) == 4 ? borderline[id] : 0;
       wrong += c + slack < want_count[id] || c > want_count[id] + slack;
       if (slack > 0) continue;  // (and its force may differ by such a pair's)
-      const auto& a = all_lj.at(id);
-      const auto& b = want_lj[id];
-      double scale = 1;
-      for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(b.force[d]));
-      for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(a.force[d] - b.force[d]) / scale);
-      worst = std::max(worst, std::abs(a.energy - b.energy) / std::max(1.0, std::abs(b.energy)));
+      worst = std::max(worst, difference<Dim>(all_lj.at(id), want_lj[id]));
     }
     CHECK(wrong == 0);
     CHECK(worst < same_sums<Real>());
@@ -269,13 +276,7 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread) {
   const auto want = whole.to_user_order(f.data());
   REQUIRE(all.size() == want.size());
   double worst = 0;
-  for (const auto& [id, a] : all) {
-    const auto& b = want[id];
-    double scale = 1;
-    for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(b.force[d]));
-    for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(a.force[d] - b.force[d]) / scale);
-    worst = std::max(worst, std::abs(a.energy - b.energy) / std::max(1.0, std::abs(b.energy)));
-  }
+  for (const auto& [id, a] : all) worst = std::max(worst, difference<Dim>(a, want[id]));
   CHECK(worst < same_sums<Real>());
 }
 
@@ -388,13 +389,7 @@ void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread) {
     interact_with(StrategyKind::Auto, whole, lj, f.data());
     const auto want = whole.to_user_order(f);
     double worst = 0;
-    for (const auto& [id, got] : forces) {
-      const auto& w = want[id];
-      double scale = 1;
-      for (int d = 0; d < Dim; ++d) scale = std::max(scale, std::abs(w.force[d]));
-      for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(got.force[d] - w.force[d]) / scale);
-      worst = std::max(worst, std::abs(got.energy - w.energy) / std::max(1.0, std::abs(w.energy)));
-    }
+    for (const auto& [id, got] : forces) worst = std::max(worst, difference<Dim>(got, want[id]));
     CHECK(worst < same_sums<Real>());
   };
   double sub = 1e300;  // the narrowest sub-box: moves stay within one sub-box of their start along every axis
@@ -407,6 +402,18 @@ void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread) {
   move(0.4 * skin / std::sqrt(double(Dim)));
   g.update_ghosts();
   check("after update_ghosts() on the redistributed grid");
+  // a position that is not finite on one rank: the same error on every rank, naming the particle
+  if (world_rank() == world_size() - 1 && g.owned() > 0) {
+    auto& grid = g.grid();
+    std::vector<Index> user(static_cast<std::size_t>(grid.size()));
+    B::copy(user.data(), grid.original_index(), sizeof(Index) * user.size(), CopyKind::DeviceToHost);
+    const std::size_t slot = static_cast<std::size_t>(std::find(user.begin(), user.end(), Index(0)) - user.begin());
+    const Real nan = std::numeric_limits<Real>::quiet_NaN();
+    B::copy(grid.positions(Dim - 1) + slot, &nan, sizeof(Real), CopyKind::HostToDevice);
+    B::synchronize();
+  }
+  CHECK_THROWS_WITH(g.redistribute(carried), Catch::Contains("has a non-finite position") &&
+                                                 Catch::Contains("(rank " + std::to_string(world_size() - 1) + ")"));
 }
 
 TEST_CASE("redistribute(): migration and ghosts on the backend keep every particle once, with its attributes",
