@@ -157,38 +157,6 @@ struct HaloScatter {
   }
 };
 
-/// out[j] = in[index[j]] (j < n).
-template <class T>
-struct GatherBy {
-  const T* in;
-  const Index* index;
-  T* out;
-  template <class A>
-  CELLINT_HD void operator()(A&, Index j) const {
-    out[j] = in[index[j]];
-  }
-};
-
-/// out[index[i]] = i (i < n): the inverse of a permutation.
-struct Invert {
-  const Index* index;
-  Index* out;
-  template <class A>
-  CELLINT_HD void operator()(A&, Index i) const {
-    out[index[i]] = i;
-  }
-};
-
-/// out[j] = first + j (j < n).
-struct Iota {
-  Index* out;
-  Index first;
-  template <class A>
-  CELLINT_HD void operator()(A&, Index j) const {
-    out[j] = first + j;
-  }
-};
-
 /// The owner of a position, on the backend (the same edges as Decomposition's, computed once on the host).
 template <class Real, int Dim>
 struct Owners {
@@ -552,15 +520,8 @@ class DistributedGrid {
         send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->sends);
         recv_at[k + 1] = recv_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->recv);
       }
-      if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
       if (recv_buf_.size() < recv_at[2]) recv_buf_.resize(recv_at[2]);
-      for (int k = 0; k < 2; ++k)
-        if (m[k]->sends > 0) {
-          detail::HaloGather<Real, Dim> g{{},          slots_.data() + m[k]->send_slots, m[k]->sends, m[k]->axis,
-                                          m[k]->shift, send_buf_.data() + send_at[k]};
-          for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-          cellint::detail::parallel_for<Backend>(m[k]->sends, g, stream);
-        }
+      pack_axis(i, send_at);
       Real* out = send_buf_.data();
       Real* in = recv_buf_.data();
       if (direct) {
@@ -691,13 +652,13 @@ class DistributedGrid {
         cellint::detail::parallel_for<Backend>(nl, k, st);
       }
       std::uint64_t* ids = scratch_ids(m);
-      cellint::detail::parallel_for<Backend>(nl, detail::GatherBy<std::uint64_t>{slot_id_.data(), leave_.data(), ids},
-                                             st);
+      cellint::detail::parallel_for<Backend>(
+          nl, cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), leave_.data(), ids}, st);
       if (scratch_.size() < sizeof(T) * m * K) scratch_.resize(sizeof(T) * m * K);
       T* values = reinterpret_cast<T*>(scratch_.data());
       for (std::size_t k = 0; k < K; ++k)
         cellint::detail::parallel_for<Backend>(
-            nl, detail::GatherBy<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
+            nl, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
       std::vector<Real> x(static_cast<std::size_t>(Dim) * m);
       std::vector<T> v(m * K);
       out.id.resize(m);
@@ -716,13 +677,13 @@ class DistributedGrid {
     reserve_users<T>(n_new + ghost_count() + ghost_count() / 4, K, false);  // (room for about as many ghosts)
     for (int d = 0; d < Dim; ++d)
       cellint::detail::parallel_for<Backend>(
-          nk, detail::GatherBy<Real>{grid.positions(d), keep_.data(), upos_[d].data()}, st);
+          nk, cellint::detail::GatherKernel<Real>{grid.positions(d), keep_.data(), upos_[d].data()}, st);
     cellint::detail::parallel_for<Backend>(
-        nk, detail::GatherBy<std::uint64_t>{slot_id_.data(), keep_.data(), user_id_.data()}, st);
+        nk, cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), keep_.data(), user_id_.data()}, st);
     T* uattr = reinterpret_cast<T*>(uattr_.data());
     for (std::size_t k = 0; k < K; ++k)
       cellint::detail::parallel_for<Backend>(
-          nk, detail::GatherBy<T>{grid.attribute(carried[k]), keep_.data(), uattr + k * attr_cap_}, st);
+          nk, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), keep_.data(), uattr + k * attr_cap_}, st);
     if (arrived > 0) {
       const std::size_t m = static_cast<std::size_t>(arrived);
       for (int d = 0; d < Dim; ++d)
@@ -777,8 +738,8 @@ class DistributedGrid {
           detail::HaloGather<Real, Dim> k{{}, sel, msg.sends, d, msg.shift, send_buf_.data()};
           for (int a = 0; a < Dim; ++a) k.pos[a] = upos_[a].data();
           cellint::detail::parallel_for<Backend>(msg.sends, k, st);
-          cellint::detail::parallel_for<Backend>(msg.sends, detail::GatherBy<std::uint64_t>{user_id_.data(), sel, ids},
-                                                 st);
+          cellint::detail::parallel_for<Backend>(
+              msg.sends, cellint::detail::GatherKernel<std::uint64_t>{user_id_.data(), sel, ids}, st);
         }
         int n_out = static_cast<int>(ns), n_in = 0;
         MPI_Sendrecv(&n_out, 1, MPI_INT, msg.to, msg.tag, &n_in, 1, MPI_INT, msg.from, msg.tag, comm_,
@@ -838,7 +799,8 @@ class DistributedGrid {
           Backend::copy(user_id_.data() + n, ir.data(), sizeof(std::uint64_t) * ir.size(), CopyKind::HostToDevice, st);
         }
         reserve_list(entries + msg.recv);
-        cellint::detail::parallel_for<Backend>(msg.recv, detail::Iota{user_list_.data() + entries, n}, st);
+        cellint::detail::parallel_for<Backend>(msg.recv, cellint::detail::IotaKernel{user_list_.data() + entries, n},
+                                               st);
         entries += msg.recv;
         n += msg.recv;
         Backend::synchronize(st);  // (the host vectors go out of scope)
@@ -1102,13 +1064,15 @@ class DistributedGrid {
     const Index total = grid_->size();
     const auto stream = grid_->stream();
     slot_of_.resize(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
-    cellint::detail::parallel_for<Backend>(total, detail::Invert{grid_->original_index(), slot_of_.data()}, stream);
+    cellint::detail::parallel_for<Backend>(
+        total, cellint::detail::InverseKernel{grid_->original_index(), slot_of_.data()}, stream);
     slots_.resize(std::max<std::size_t>(static_cast<std::size_t>(entries), 1));
     cellint::detail::parallel_for<Backend>(
-        entries, detail::GatherBy<Index>{slot_of_.data(), user_list_.data(), slots_.data()}, stream);
+        entries, cellint::detail::GatherKernel<Index>{slot_of_.data(), user_list_.data(), slots_.data()}, stream);
     slot_id_.resize(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
     cellint::detail::parallel_for<Backend>(
-        total, detail::GatherBy<std::uint64_t>{user_id_.data(), grid_->original_index(), slot_id_.data()}, stream);
+        total, cellint::detail::GatherKernel<std::uint64_t>{user_id_.data(), grid_->original_index(), slot_id_.data()},
+        stream);
     std::size_t at = 0;
     for (HaloMessage& m : plan) {
       m.send_slots = at;
@@ -1200,15 +1164,7 @@ class DistributedGrid {
       std::size_t send_at[3] = {0, 0, 0};
       for (int k = 0; k < 2; ++k)
         send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(plan_[i + k].sends);
-      if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
-      for (int k = 0; k < 2; ++k) {
-        const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
-        if (m.sends == 0) continue;
-        detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots, m.sends, m.axis,
-                                        m.shift, send_buf_.data() + send_at[k]};
-        for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-        cellint::detail::parallel_for<Backend>(m.sends, g, stream);
-      }
+      pack_axis(i, send_at);
       Backend::synchronize(stream);  // packed; and this rank's last unpacking from its buffer is done
       token(i, 50, true);            // receivers' buffers are free
       for (int k = 0; k < 2; ++k) {
@@ -1227,6 +1183,19 @@ class DistributedGrid {
         for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
         cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
       }
+    }
+  }
+  // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at the
+  // offsets send_at (in Reals; send_at[2] in all).
+  void pack_axis(std::size_t i, const std::size_t (&send_at)[3]) {
+    if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
+    for (int k = 0; k < 2; ++k) {
+      const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
+      if (m.sends == 0) continue;
+      detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots, m.sends, m.axis,
+                                      m.shift, send_buf_.data() + send_at[k]};
+      for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+      cellint::detail::parallel_for<Backend>(m.sends, g, grid_->stream());
     }
   }
   // Messages of no bytes for the two messages of an axis from plan_[i]: `ready` from each receiver to its sender
@@ -1276,7 +1245,7 @@ class DistributedGrid {
     std::size_t capacity = 0;  // bytes
   };
   std::map<int, Peer> peers_;  // the receivers' buffers, mapped
-  Index resident_ = -1;  // owned particles after rebuild() (their state is in the grid only); -1: particles() holds it
+  Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
 };

@@ -109,7 +109,9 @@ struct GatherKernel {
   const Index* index;
   T* out;
   template <class A>
-  CELLINT_HD void operator()(A&, Index s) const { out[s] = in[index[s]]; }
+  CELLINT_HD void operator()(A&, Index s) const {
+    out[s] = in[index[s]];
+  }
 };
 
 /// out[index[s]] = in[s].
@@ -119,7 +121,9 @@ struct ScatterKernel {
   const Index* index;
   T* out;
   template <class A>
-  CELLINT_HD void operator()(A&, Index s) const { out[index[s]] = in[s]; }
+  CELLINT_HD void operator()(A&, Index s) const {
+    out[index[s]] = in[s];
+  }
 };
 
 /// inv[perm[i]] = i.
@@ -127,14 +131,19 @@ struct InverseKernel {
   const Index* perm;
   Index* inv;
   template <class A>
-  CELLINT_HD void operator()(A&, Index i) const { inv[perm[i]] = i; }
+  CELLINT_HD void operator()(A&, Index i) const {
+    inv[perm[i]] = i;
+  }
 };
 
-/// values[i] = i.
+/// values[i] = first + i.
 struct IotaKernel {
   Index* values;
+  Index first = 0;
   template <class A>
-  CELLINT_HD void operator()(A&, Index i) const { values[i] = i; }
+  CELLINT_HD void operator()(A&, Index i) const {
+    values[i] = first + i;
+  }
 };
 
 /// Type-erased attribute permutation: dst[s] = src[index[s]] for elements of type T.
