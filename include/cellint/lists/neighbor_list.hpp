@@ -26,6 +26,16 @@ enum class ListLayout {
   Columns,  ///< k * stride + i: entry k of neighbouring targets is contiguous (one GPU thread per target, coalesced)
 };
 
+/// A part of a list's rows, for overlapping work with the arrival of particles that are sources only (an MPI rank's
+/// ghosts: see NeighborList::set_targets()). Interior rows read the targets' positions only; border rows are those of
+/// targets with a non-target in one of the list cells around their own, and the non-targets' own (empty) rows. Without
+/// set_targets() every row is interior.
+enum class ListPart {
+  All,       ///< every row
+  Interior,  ///< rows that read no non-target's position
+  Border,    ///< the other rows
+};
+
 /// How a NeighborList is kept. The defaults check the displacements at every update(), like LAMMPS's
 /// `neigh_modify every 1 delay 0 check yes`.
 struct ListOptions {
@@ -93,6 +103,7 @@ class NeighborList {
     const auto nc = static_cast<std::size_t>(geo_.cell_count());
     count_.resize(nc + 1);
     start_.resize(nc + 1);
+    late_.resize(nc);
     count_.fill_bytes(0, grid.stream());
     tile_sum_.resize((nc + detail::list_scan_tile - 1) / detail::list_scan_tile + 1);
     ctrl_.resize(detail::ListWord::count);
@@ -125,6 +136,7 @@ class NeighborList {
       allocate_rows();
       grew_ = true;
     }
+    compact_parts(grid);
   }
 
   /// One step's list maintenance, issued without waiting for the device: checks the displacements since the last
@@ -141,6 +153,55 @@ class NeighborList {
     if (!look) return;
     if (!opts_.check) detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
     enqueue_rebuild(grid);
+    parts_known_ = false;  // (the backend may rebuild: the parts' row lists of build() would be stale)
+  }
+
+  /// Packs the positions one part of the rows reads, for interact(list, grid, f, out, part): ListPart::Interior packs
+  /// the targets' positions, ListPart::Border the other particles' (ListPart::All: update(grid)). So that interior rows
+  /// can be computed while the non-targets' positions are still on their way (cellint::mpi's
+  /// DistributedGrid::update_ghosts(meanwhile)):
+  ///
+  ///     list.update(grid, ListPart::Interior);  interact(list, grid, f, out, ListPart::Interior);
+  ///     ... the non-targets' positions arrive ...
+  ///     list.update(grid, ListPart::Border);    interact(list, grid, f, out, ListPart::Border);
+  ///
+  /// Neither checks displacements nor rebuilds: the caller decides when the rows are rebuilt (build(grid)), as
+  /// cellint::mpi does by a vote of the ranks. The Interior call counts the update.
+  /// @throws InvalidArgument when the rows are older than the grid's binning (call build(grid))
+  void update(const Grid& grid, ListPart part) {
+    if (part == ListPart::All) {
+      update(grid);
+      return;
+    }
+    expect_current(grid, "update");
+    if (part == ListPart::Interior) ++updates_;
+    if (!shape(grid).border) {  // no non-targets: every position is a target's
+      if (part == ListPart::Interior) pack(grid, false, true);
+      return;
+    }
+    const PartRows border = part_rows(ListPart::Border);
+    if (part == ListPart::Border && border.rows) {  // the non-targets are among the border rows
+      if (border.count > 0)
+        detail::parallel_for<Backend>(border.count,
+                                      detail::ListPack<Real, Dim>{shape(grid), Real(0), false, false, 2, border.rows},
+                                      grid.stream());
+      return;
+    }
+    pack(grid, false, part == ListPart::Interior, part == ListPart::Interior ? 1 : 2);
+  }
+
+  /// The list positions of one part's rows in list order, as the last build() found them (`rows` in backend memory),
+  /// or {nullptr, -1} when unknown: without set_targets(), for ListPart::All, or after an update() that may have
+  /// rebuilt the rows on the backend (build() finds them again).
+  struct PartRows {
+    const Index* rows;  ///< list positions (backend memory)
+    Index count;        ///< how many
+  };
+  /// See PartRows.
+  PartRows part_rows(ListPart part) const {
+    if (!parts_known_ || part == ListPart::All) return {nullptr, -1};
+    return part == ListPart::Interior ? PartRows{part_rows_.data(), parts_interior_}
+                                      : PartRows{part_rows_.data() + parts_interior_, n_ - parts_interior_};
   }
 
   /// Waits for the device and reports: rebuilds, the longest row, and the rebuilds' update numbers since the last
@@ -207,10 +268,11 @@ class NeighborList {
   /// Threads per row of a GPU full-list interact() over n particles: ListOptions::row_threads, or the fewest of 1, 2,
   /// 4 and 8 that put a quarter of the GPU's resident threads in flight (the best of the four on the H100 for in.lj at
   /// 32,000 .. 2M atoms: see docs/lists.md).
-  Index row_threads_for(Index n) const {
+  /// (`fill`: 4 for a quarter of the resident threads, 1 for all of them.)
+  Index row_threads_for(Index n, int fill = 4) const {
     if (opts_.row_threads > 0) return opts_.row_threads;
     const DeviceProperties p = Backend::properties();
-    const long long want = static_cast<long long>(p.multiprocessors) * p.max_threads_per_multiprocessor / 4;
+    const long long want = static_cast<long long>(p.multiprocessors) * p.max_threads_per_multiprocessor / fill;
     Index g = 1;
     while (g < 8 && static_cast<long long>(n) * g < want) g *= 2;
     return g;
@@ -249,6 +311,21 @@ class NeighborList {
     return by_slot;
   }
 
+  /// Which rows are border rows (see ListPart), by the grid's slots: 1 for a border row, 0 for an interior one (all 0
+  /// without set_targets()). Waits for the device.
+  std::vector<std::uint8_t> border_rows(const Grid& grid) const {
+    expect_current(grid, "border_rows");
+    std::vector<std::uint8_t> by_slot(static_cast<std::size_t>(n_), 0);
+    const auto s = shape(grid);
+    if (!n_ || !s.border) return by_slot;
+    std::vector<std::uint8_t> b(static_cast<std::size_t>(n_));
+    std::vector<Index> ids(static_cast<std::size_t>(n_));
+    border_.download(b.data(), grid.stream());
+    ids_.download(ids.data(), grid.stream());
+    for (std::size_t t = 0; t < b.size(); ++t) by_slot[static_cast<std::size_t>(ids[t])] = b[t];
+    return by_slot;
+  }
+
   /// What the kernels see, with the grid's current positions.
   detail::ListShape<Real, Dim> shape(const Grid& grid) const {
     detail::ListShape<Real, Dim> s{};
@@ -277,6 +354,9 @@ class NeighborList {
     s.log_size = log_size;
     s.original = grid.original_index();
     s.targets = targets_ < 0 || targets_ > n_ ? n_ : targets_;
+    const bool split = s.targets < n_ && border_.size() >= static_cast<std::size_t>(n_);
+    s.late = split ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
+    s.border = split ? const_cast<std::uint8_t*>(border_.data()) : nullptr;
     return s;
   }
   /// Throws unless the rows belong to the grid's current binning.
@@ -321,17 +401,30 @@ class NeighborList {
 
   void resize(Index n) {
     n_ = n;
+    parts_known_ = false;
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
+    // room for a little more than n: a grid whose count moves a little at each rebuild (an MPI rank's owned particles
+    // and ghosts) then reallocates rarely (a release waits for the device)
+    if (m > len_.capacity()) {
+      const std::size_t room = m + m / 16;
+      for (auto* b : {&len_, &ids_}) b->resize(room);
+      for (auto* b : {&cell_of_, &rank_}) b->resize(room);
+      packed_.resize(room);
+      border_.resize(room);
+      for (auto& r : ref_) r.resize(room);
+    }
     len_.resize(m);
     cell_of_.resize(m);
     rank_.resize(m);
     ids_.resize(m);
     packed_.resize(m);
+    border_.resize(m);
     for (auto& r : ref_) r.resize(m);
   }
   void allocate_rows() {
     const std::size_t rows = columns_ ? static_cast<std::size_t>(padded(n_)) : static_cast<std::size_t>(n_);
     const std::size_t want = std::max<std::size_t>(1, rows * static_cast<std::size_t>(capacity_));
+    if (want > nbr_.capacity()) nbr_.resize(want + want / 16);  // (room: see resize())
     nbr_.resize(want);
   }
   void set_longest(const Grid& grid, unsigned v) {
@@ -365,10 +458,11 @@ class NeighborList {
 
   // Packs the positions for interact(); with `check`, raises a rebuild request on the backend when a particle moved
   // more than skin / 2.
-  void pack(const Grid& grid, bool check, bool count) {
+  // `which`: 0 every position, 1 the targets', 2 the others' (see update(grid, part)).
+  void pack(const Grid& grid, bool check, bool count, int which = 0) {
     if (!n_) return;
     detail::parallel_for<Backend>(
-        n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count}, grid.stream());
+        n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count, which}, grid.stream());
   }
 
   // The rebuild sequence: each kernel returns at once unless a rebuild was requested.
@@ -380,6 +474,13 @@ class NeighborList {
     scan_cells(s, stream);
     detail::parallel_for<Backend>(n_, detail::ListScatter<Real, Dim>{s}, stream);
     if (opts_.stable) detail::parallel_for<Backend>(geo_.cell_count(), detail::ListSortCells<Real, Dim>{s}, stream);
+    if (s.border) {  // interior and border rows (ListPart)
+      detail::parallel_for<Backend>(geo_.cell_count(), detail::ListMarkLate<Real, Dim>{s}, stream);
+      if (part_flag_.capacity() < static_cast<std::size_t>(n_) + 1)
+        part_flag_.resize(static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_) / 16 + 1);
+      part_flag_.resize(static_cast<std::size_t>(n_) + 1);
+      detail::parallel_for<Backend>(n_, detail::ListMarkBorder<Real, Dim>{s, part_flag_.data()}, stream);
+    }
     // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
     // a row costs about 3^Dim cells of candidates
     if constexpr (Backend::is_gpu_like) {
@@ -394,6 +495,26 @@ class NeighborList {
       }
     }
     detail::parallel_for<Backend>(n_, detail::ListBuildRows<Real, Dim>{s}, stream, 125);
+  }
+  // After a build() with targets < n: the interior rows' list positions, then the border rows' (part_rows()).
+  void compact_parts(const Grid& grid) {
+    parts_known_ = false;
+    const auto s = shape(grid);
+    if (!s.border || !n_) return;
+    const auto stream = grid.stream();
+    const std::size_t m = static_cast<std::size_t>(n_);
+    if (part_scan_.capacity() < m + 1) part_scan_.resize(m + m / 16 + 1);
+    if (part_rows_.capacity() < m) part_rows_.resize(m + m / 16);
+    part_scan_.resize(m + 1);
+    part_rows_.resize(m);
+    Backend::fill_bytes(part_flag_.data() + m, 0, sizeof(std::uint32_t), stream);  // (the scan's total follows)
+    Backend::exclusive_scan(part_flag_.data(), part_scan_.data(), n_ + 1, stream);
+    detail::parallel_for<Backend>(
+        n_, detail::ListCompactParts<Real, Dim>{s, part_flag_.data(), part_scan_.data(), part_rows_.data()}, stream);
+    std::uint32_t border = 0;
+    Backend::copy(&border, part_scan_.data() + m, sizeof border, CopyKind::DeviceToHost, stream);
+    parts_interior_ = n_ - static_cast<Index>(border);
+    parts_known_ = true;
   }
   void scan_cells(const detail::ListShape<Real, Dim>& s, typename Backend::Stream stream) {
     if constexpr (Backend::is_gpu_like) {
@@ -436,6 +557,11 @@ class NeighborList {
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];
   Buffer<Backend, detail::Packed<Real>> packed_;
+  Buffer<Backend, std::uint8_t> late_, border_;           // list cells holding non-targets; border rows (ListPart)
+  Buffer<Backend, std::uint32_t> part_flag_, part_scan_;  // border rows as 1 / 0 and their scan (compact_parts())
+  Buffer<Backend, Index> part_rows_;                      // interior rows' list positions, then the border rows'
+  Index parts_interior_ = 0;                              // interior rows in part_rows_
+  bool parts_known_ = false;                              // part_rows_ matches the rows
 };
 
 namespace detail {
@@ -469,14 +595,18 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
 /// interact() over a list, its statistics aside.
 template <class B, class R, int D, class F>
 Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
-                     typename FunctorTraits<F, R, D>::Accum* out) {
+                     typename FunctorTraits<F, R, D>::Accum* out, ListPart which = ListPart::All) {
   using T = FunctorTraits<F, R, D>;
   Report rep;
   const Index n = grid.size();
   if (!n) return rep;
   const auto s = list.shape(grid);
   const GridView<R, D> v = grid.view();
+  // without non-targets every row is interior
+  if (!s.border && which == ListPart::Border) return rep;
+  const int part = s.border ? static_cast<int>(which) : 0;  // (ListShape::in_part()'s numbering)
   if (list.half()) {
+    if (which == ListPart::Border) return rep;  // (every particle is a target: every row is interior)
     if constexpr (loads_sources_apart<F, R, D>) {
       throw Unsupported(
           "cellint::interact: a half neighbour list reads each particle once for both sides of a pair: "
@@ -498,23 +628,50 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
                                      : "cellint::interact: a half neighbour list needs the functor's symmetric() "
                                        "(Newton's third law) form; add it or use a full list");
     }
-  } else if constexpr (B::is_gpu_like) {
+    return rep;
+  }
+  // one part's rows from the list of them that build() made (else every row, filtered)
+  const auto only = list.part_rows(which);
+  const Index count = only.rows ? only.count : n;
+  if (count <= 0) return rep;
+  if constexpr (B::is_gpu_like) {
     Index group = 1;
-    if constexpr (T::addable) group = list.row_threads_for(n);
+    // (border rows are few: more threads per row, so that the GPU is full and they finish soon)
+    if constexpr (T::addable) group = list.row_threads_for(count, which == ListPart::Border ? 1 : 4);
     const unsigned block = 128;
     const std::size_t bytes = group > 1 ? sizeof(typename T::Accum) * block : 0;
     rep.shape =
-        LaunchShape{static_cast<unsigned>((static_cast<long long>(n) * group + block - 1) / block), block, bytes};
-    B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out, group}, grid.stream());
+        LaunchShape{static_cast<unsigned>((static_cast<long long>(count) * group + block - 1) / block), block, bytes};
+    B::launch(rep.shape, detail::ListInteract<F, R, D>{s, v, f, out, group, part, only.rows, count}, grid.stream());
   } else {
-    const int threads = detail::host_threads_for(static_cast<long long>(n) * 16, detail::host_min_work);
-    detail::host_loop(n, 256, threads, [&](Index t) {
+    const int threads = detail::host_threads_for(static_cast<long long>(count) * 16, detail::host_min_work);
+    detail::host_loop(count, 256, threads, [&](Index k) {
+      const Index t = only.rows ? only.rows[k] : k;
+      if (!only.rows && !s.in_part(t, part)) return;
       Index slot;
       const auto acc = detail::row_accumulate<T>(s, v, f, t, &slot);
       out[slot] = acc;
     });
   }
   return rep;
+}
+
+/// What interact() over a list checks first.
+template <class B, class R, int D, class F>
+void expect_list_call(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f, const Tuning& t) {
+  list.expect_current(grid, "interact");
+  grid.check_functor_attributes(f);
+  if (t.reproducible) {
+    CELLINT_EXPECTS(grid.options().stable && list.options().stable,
+                    "cellint::interact: Tuning::reproducible over a "
+                    "neighbour list needs the grid built with GridOptions::stable and the list made with "
+                    "ListOptions::stable (rows in slot order)");
+    if (B::is_gpu_like && list.half())
+      throw Unsupported(
+          "cellint::interact: a half neighbour list on a GPU-like backend adds both sides of each pair "
+          "with atomics, in the order the threads run: with Tuning::reproducible use a full list (on the "
+          "Host backend each thread sums its own rows, then the threads in order: reproducible)");
+  }
 }
 
 }  // namespace detail
@@ -536,19 +693,7 @@ template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
                 typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
   using T = FunctorTraits<F, R, D>;
-  list.expect_current(grid, "interact");
-  grid.check_functor_attributes(f);
-  if (t.reproducible) {
-    CELLINT_EXPECTS(grid.options().stable && list.options().stable,
-                    "cellint::interact: Tuning::reproducible over a "
-                    "neighbour list needs the grid built with GridOptions::stable and the list made with "
-                    "ListOptions::stable (rows in slot order)");
-    if (B::is_gpu_like && list.half())
-      throw Unsupported(
-          "cellint::interact: a half neighbour list on a GPU-like backend adds both sides of each pair "
-          "with atomics, in the order the threads run: with Tuning::reproducible use a full list (on the "
-          "Host backend each thread sums its own rows, then the threads in order: reproducible)");
-  }
+  detail::expect_list_call(list, grid, f, t);
   if (!t.statistics) return detail::interact_list(list, grid, f, out);
   Report rep;
   const double ms = detail::call_ms<B>(grid.stream(), [&] { rep = detail::interact_list(list, grid, f, out); });
@@ -566,12 +711,34 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
   return rep;
 }
 
+/// interact() over one part of the rows (see ListPart and NeighborList::update(grid, part)): out[slot] is written for
+/// the rows of that part only. Interior and Border together write what ListPart::All does. A half list has interior
+/// rows only.
+/// @throws InvalidArgument as interact(), and for Tuning::statistics with a part other than ListPart::All
+template <class B, class R, int D, class F>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                typename FunctorTraits<F, R, D>::Accum* out, ListPart part, const Tuning& t = {}) {
+  if (part == ListPart::All) return interact(list, grid, f, out, t);
+  CELLINT_EXPECTS(!t.statistics,
+                  "cellint::interact: Tuning::statistics counts every row: ask for it with ListPart::All");
+  detail::expect_list_call(list, grid, f, t);
+  return detail::interact_list(list, grid, f, out, part);
+}
+
 /// interact() over a list into a backend Buffer of at least grid.size() elements (checked).
 template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
                 Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out, const Tuning& t = {}) {
   detail::expect_room(out.size(), grid.size(), "interact", "the output buffer");
   return interact(list, grid, f, out.data(), t);
+}
+
+/// interact() over one part of the rows into a backend Buffer of at least grid.size() elements (checked).
+template <class B, class R, int D, class F>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
+                Buffer<B, typename FunctorTraits<F, R, D>::Accum>& out, ListPart part, const Tuning& t = {}) {
+  detail::expect_room(out.size(), grid.size(), "interact", "the output buffer");
+  return interact(list, grid, f, out.data(), part, t);
 }
 
 /// interact() over a list into a host vector of at least grid.size() elements (checked; Host and Emulated).

@@ -85,6 +85,8 @@ struct ListShape {
   Index log_size;          ///< entries in `log`
   const Index* original;   ///< grid slot -> user index (read only when targets < n)
   Index targets;           ///< rows only for the slots of user index < targets (n: every slot)
+  std::uint8_t* late;      ///< per list cell: it holds a non-target (rebuilds with targets < n only; else null)
+  std::uint8_t* border;    ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
 
   /// A row entry is a list position, with this bit set when the pair crosses a periodic face (its source is used at
   /// the image nearest the target; the other entries are used as stored, with no image arithmetic per pair).
@@ -199,6 +201,10 @@ struct ListShape {
   }
   /// Whether list position t is a target (see NeighborList::set_targets()): its row is found; the others stay empty.
   CELLINT_HD bool has_row(Index t) const { return targets >= n || original[ids[t]] < targets; }
+  /// Whether row t belongs to part `part` (0: all rows; 1: interior; 2: border; see ListPart).
+  CELLINT_HD bool in_part(Index t, int part) const {
+    return part == 0 || (border ? static_cast<int>(border[t]) : 0) == part - 1;
+  }
   /// Finds row t (the list positions within cutoff + skin; with `lanes` > 1 those of lane `lane`, see
   /// for_each_candidate()), calls store(k, entry) for the first `capacity` it finds and returns how many it found.
   template <class Store>
@@ -228,16 +234,20 @@ struct ListShape {
 
 /// Packs the position of list position t (slot ids[t]) for interact(), continued from the last rebuild (see
 /// ListShape::continued()), and with `check` raises `request` when it moved farther than sqrt(limit2) since the last
-/// rebuild (or is not finite).
+/// rebuild (or is not finite). `which`: 0 every list position, 1 the targets only, 2 the other particles only.
 template <class Real, int Dim>
 struct ListPack {
   ListShape<Real, Dim> s;  ///< the list
   Real limit2;             ///< (skin / 2)^2
   bool check;              ///< test the displacement
   bool count;              ///< count an update
+  int which = 0;           ///< the positions packed
+  const Index* rows = nullptr;  ///< thread k packs list position rows[k] (null: k)
   template <class A>
-  CELLINT_HD void operator()(A& a, Index t) const {
-    if (count && t == 0) ++s.ctrl[ListWord::updates];
+  CELLINT_HD void operator()(A& a, Index k) const {
+    if (count && k == 0) ++s.ctrl[ListWord::updates];
+    const Index t = rows ? rows[k] : k;
+    if (which != 0 && s.has_row(t) != (which == 1)) return;
     const Index i = s.ids[t];
     Real moved2;
     const Vec<Real, Dim> x = s.continued(t, s.position(i), moved2);
@@ -402,6 +412,57 @@ struct ListSortCells {
       s.packed[u] = Packed<Real>::template make<Dim>(x, i);
       for (int d = 0; d < Dim; ++d) s.ref[d][u] = x[d];
     }
+  }
+};
+
+/// Rebuild step 5 (targets < n), per list cell: whether it holds a particle that is not a target.
+template <class Real, int Dim>
+struct ListMarkLate {
+  ListShape<Real, Dim> s;  ///< the list
+  template <class A>
+  CELLINT_HD void operator()(A&, Index c) const {
+    if (!s.ctrl[ListWord::active]) return;
+    std::uint8_t late = 0;
+    for (Index u = static_cast<Index>(s.start[c]); u < static_cast<Index>(s.start[c + 1]) && !late; ++u)
+      late = s.has_row(u) ? 0 : 1;
+    s.late[c] = late;
+  }
+};
+
+/// Rebuild step 6 (targets < n), per list position: a border row (1) when the particle is not a target or a cell
+/// around its own holds one, else an interior row (0): interior rows read the targets' positions only.
+template <class Real, int Dim>
+struct ListMarkBorder {
+  ListShape<Real, Dim> s;          ///< the list
+  std::uint32_t* flags = nullptr;  ///< also 1 / 0 here, for ListCompactParts (null: not)
+  template <class A>
+  CELLINT_HD void operator()(A&, Index t) const {
+    if (!s.ctrl[ListWord::active]) return;
+    bool border = !s.has_row(t);
+    if (!border) {
+      Index c[Dim];
+      s.geo.coords(static_cast<Index>(s.cell_of[s.ids[t]]), c);
+      for_each_neighbor_range<true>(s.geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
+        for (Index k = c0; k < c1; ++k) border = border || s.late[k] != 0;
+      });
+    }
+    s.border[t] = border ? 1 : 0;
+    if (flags) flags[t] = border ? 1u : 0u;
+  }
+};
+
+/// After a rebuild with targets < n (host-driven: NeighborList::build()): the list positions of the interior rows in
+/// list order, then those of the border rows, from the border flags and their exclusive scan (scan[n]: border rows).
+template <class Real, int Dim>
+struct ListCompactParts {
+  ListShape<Real, Dim> s;      ///< the list
+  const std::uint32_t* flags;  ///< 1 for a border row
+  const std::uint32_t* scan;   ///< exclusive scan of flags, n + 1 entries
+  Index* rows;                 ///< out: n list positions
+  template <class A>
+  CELLINT_HD void operator()(A&, Index t) const {
+    const Index before = static_cast<Index>(scan[t]), interior = s.n - static_cast<Index>(scan[s.n]);
+    rows[flags[t] ? interior + before : t - before] = t;
   }
 };
 
@@ -584,17 +645,23 @@ struct ListInteract {
   F f;                     ///< the functor
   typename T::Accum* out;  ///< one accumulator per slot
   Index group;             ///< threads per target
+  int part = 0;            ///< the rows computed (see ListShape::in_part()); the others' outputs are left alone
+  const Index* rows = nullptr;  ///< target k is list position rows[k] (null: k)
+  Index count = -1;             ///< targets (< 0: s.n)
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const Index id = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
+    const Index targets = count < 0 ? s.n : count;
     if constexpr (T::addable) {
       if (group > 1) {
         using Accum = typename T::Accum;
-        const Index t = id / group, g = id % group;
+        const Index k = id / group, g = id % group;
+        const bool mine = k < targets && (rows || s.in_part(k, part));
+        const Index t = mine && rows ? rows[k] : k;
         Accum* sh = b.template shared<Accum>();
         Accum acc{};
         Index slot = 0;
-        if (t < s.n) {
+        if (mine) {
           const Vec<Real, Dim> xt = s.packed_position(t, &slot);
           const auto pt = T::load(f, v, slot);
           if (g == 0) acc = T::init(f);
@@ -602,16 +669,18 @@ struct ListInteract {
         }
         sh[b.thread_rank()] = acc;
         b.sync();
-        if (t < s.n && g == 0) {
+        if (mine && g == 0) {
           for (Index q = 1; q < group; ++q) add_accum<T>(acc, sh[b.thread_rank() + static_cast<unsigned>(q)]);
           out[slot] = acc;
         }
         return;
       }
     }
-    if (id >= s.n) return;
+    if (id >= targets) return;
+    const Index t = rows ? rows[id] : id;
+    if (!rows && !s.in_part(t, part)) return;
     Index slot;
-    const auto acc = row_accumulate<T>(s, v, f, id, &slot);
+    const auto acc = row_accumulate<T>(s, v, f, t, &slot);
     out[slot] = acc;
   }
 };
