@@ -3,10 +3,12 @@
 #   check    the carried OpenMPI installed; the list test on the GPU; the LJ demo over every GPU against the
 #            single-rank run (--check-serial: double and float, list and cell loops)
 #   scaling  in.lj in float: the one-GPU demo (cellint_lj_cuda) beside weak scaling (2,048,000 atoms per GPU) and strong
-#            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again with --breakdown (phases)
+#            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again without the overlap of ghost
+#            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
 #   skin     the weak runs again with a skin of 0.5 (and the one-GPU demo beside them)
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin]        (default: check and scaling)
-# The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda; default build-device/)
+# The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
+# default build-device/)
 # and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
 # installed from the network there. Files are unpacked into / only where none exists already.
 set -uo pipefail
@@ -45,12 +47,17 @@ for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && ranks+=("$n"); done
 for stage in "${STAGES[@]}"; do
   case $stage in
   check)
+    if [ -x "$BIN/gpu_backend_test_cuda" ]; then
+      say "GPU backend tests (SideStream included)"
+      "$BIN/gpu_backend_test_cuda" 2>&1 | tail -3 | tee -a "$log"
+    fi
     if [ -x "$BIN/neighbor_list_test_cuda" ]; then
-      say "neighbour-list tests on the GPU (set_targets included)"
+      say "neighbour-list tests on the GPU (set_targets and ListPart included)"
       "$BIN/neighbor_list_test_cuda" '[lists]' 2>&1 | tail -3 | tee -a "$log"
     fi
     np=$gpus; [ "$np" -lt 2 ] && np=2
-    for a in "--precision double --cells 12 --check-serial 1e-9" "--precision float --cells 20 --check-serial 1e-3" \
+    for a in "--precision double --cells 12 --check-serial 1e-9" "--precision double --cells 12 --overlap off --check-serial 1e-9" \
+             "--precision float --cells 20 --check-serial 1e-3" \
              "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
       say "$np ranks: $a"
       # shellcheck disable=SC2086
@@ -66,6 +73,9 @@ for stage in "${STAGES[@]}"; do
     say "weak scaling, 2,048,000 atoms per GPU"
     env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    say "weak scaling without overlap (--overlap off)"
+    env "${common[@]}" ARGS="--precision float --overlap off" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
+      TAG=nooverlap_ bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
     say "weak scaling, ghosts' positions through the host (CELLINT_MPI_IPC=0)"
     env "${common[@]}" CELLINT_MPI_IPC=0 ARGS="--precision float" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
       TAG=staged_ bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
@@ -75,7 +85,7 @@ for stage in "${STAGES[@]}"; do
     say "strong scaling, 16,384,000 atoms"
     env "${common[@]}" ARGS="--precision float --breakdown" STRONG_CELLS=160 STRONG_STEPS=500 KINDS=strong \
       bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
-    grep -h 'Per step' "$OUT"/runs/*.log | tee -a "$log" >/dev/null
+    grep -h 'Per step\|One rebuild' "$OUT"/runs/*.log | tee -a "$log" >/dev/null
     ;;
   skin)
     common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")

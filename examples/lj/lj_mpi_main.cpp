@@ -48,6 +48,7 @@ struct Run {
   lj::Options o;               // (backend, precision, list, skin, breakdown: as cellint_lj's)
   std::array<int, 3> ranks{};  // 0: balanced_ranks() chooses
   double check_serial = -1;    // < 0: off
+  bool overlap = true;         // list loop: interior pairs computed while the ghosts' positions travel
   std::string json;            // summary file (rank 0; empty: none)
 };
 
@@ -69,6 +70,8 @@ void usage(const char* prog) {
       "                      backend) | auto (full on GPU backends, none on the Host) (default auto)\n"
       "  --skin X            list skin in sigma (default 0.3)\n"
       "  --breakdown         time each phase (waits for the device at the end of each)\n"
+      "  --overlap on|off    list loop: compute the interior rows while the ghosts' positions travel\n"
+      "                      (default on)\n"
       "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
       "  --json FILE         summary: atoms, ranks, atom-steps/s and the time per step by phase\n",
       prog);
@@ -117,6 +120,10 @@ Run parse(int argc, char** argv) {
         args.fail("--ranks expects three counts 'X,Y,Z', got '" + v + "'");
     } else if (a == "--check-serial") {
       r.check_serial = args.real();
+    } else if (a == "--overlap") {
+      const std::string v = args.value();
+      if (v != "on" && v != "off") args.fail("--overlap must be on or off");
+      r.overlap = v == "on";
     } else if (a == "--json") {
       r.json = args.value();
     } else {
@@ -141,6 +148,9 @@ struct Outcome {
   long rebuilds = 0;           // list loop: rebuilds in the loop
   std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
+  // list loop with --breakdown: one rebuild's parts in seconds, the largest over the ranks (classification, migration,
+  // ghost layer, grid build; DistributedGrid::rebuild_times()), and the list's build
+  std::array<double, 5> rebuild_parts{};
 };
 
 /// Clock of one phase: wall time over the loop; with `sync` the backend is waited for at the end of the phase (GPU
@@ -327,21 +337,34 @@ class ListLoop {
     thermo(out, 0, print);
     for (double& x : t_) x = 0;
     long rebuilds0 = rebuilds_;
+    g_.profile(o.breakdown);
+    list_s_ = 0;
     MPI_Barrier(g_.comm());
     B::synchronize();
     const double t0 = MPI_Wtime();
     const Phases<B> timed{o.breakdown};
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
-      timed(t_[0], [&] { kick(true); });          // v += dt/2 F/m; x += dt v (ghosts: v = 0)
-      timed(t_[2], [&] { g_.update_ghosts(); });  // the ghosts' new positions
+      timed(t_[0], [&] { kick(true); });  // v += dt/2 F/m; x += dt v (ghosts: v = 0)
       bool again = false;
       timed(t_[4], [&] { again = moved_too_far(); });  // any atom on any rank past skin / 2
-      if (again)
-        timed(t_[1], [&] { rebuild(false); });  // migrate, exchange, list
-      else
+      if (again) {
+        timed(t_[1], [&] { rebuild(false); });  // migrate, new ghosts, list
+        timed(t_[3], [&] { forces(); });
+      } else if (r_.overlap) {  // interior rows while the ghosts' new positions travel, then the border rows
+        timed(t_[2], [&] {
+          list_->update(g_.grid(), cellint::ListPart::Interior);
+          g_.update_ghosts([&] { forces(cellint::ListPart::Interior); });
+        });
+        timed(t_[3], [&] {
+          list_->update(g_.grid(), cellint::ListPart::Border);
+          forces(cellint::ListPart::Border);
+        });
+      } else {
+        timed(t_[2], [&] { g_.update_ghosts(); });        // the ghosts' new positions
         timed(t_[3], [&] { list_->update(g_.grid()); });  // packs the positions for the pair kernel
-      timed(t_[3], [&] { forces(); });
+        timed(t_[3], [&] { forces(); });
+      }
       timed(t_[0], [&] { kick(false); });  // v += dt/2 F/m
       if (thermo_step) thermo(out, step, print);
     }
@@ -351,6 +374,13 @@ class ListLoop {
     reduce_phases(g_.comm(), t_, out);
     out.ranks = g_.decomposition().ranks;
     out.rebuilds = rebuilds_ - rebuilds0;
+    if (o.breakdown && out.rebuilds > 0) {
+      const auto& rt = g_.rebuild_times();
+      const double mine[5] = {rt.classify, rt.migrate, rt.ghosts, rt.build, list_s_};
+      double most[5] = {0, 0, 0, 0, 0};
+      MPI_Allreduce(mine, most, 5, MPI_DOUBLE, MPI_MAX, g_.comm());
+      for (int q = 0; q < 5; ++q) out.rebuild_parts[static_cast<std::size_t>(q)] = most[q] / out.rebuilds;
+    }
     out.transport = g_.halo_transport();
     out.ghosts = g_.sum(static_cast<double>(g_.ghost_count())) / g_.size();
     g_.pull_positions();
@@ -428,8 +458,13 @@ class ListLoop {
       lo.every = INT_MAX;  // no displacement check of its own: the ranks decide together (moved_too_far)
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
+      const double t0 = MPI_Wtime();
       list_->set_targets(own);
       list_->build(grid);
+      if (r_.o.breakdown) {
+        B::synchronize();
+        list_s_ += MPI_Wtime() - t0;
+      }
     }
     forces_.resize(std::max<std::size_t>(all, 1));
     energies_.resize(std::max<std::size_t>(all, 1));
@@ -440,7 +475,9 @@ class ListLoop {
     ++rebuilds_;
   }
 
-  void forces() { cellint::interact(*list_, g_.grid(), forces_only_, forces_.data()); }
+  void forces(cellint::ListPart part = cellint::ListPart::All) {
+    cellint::interact(*list_, g_.grid(), forces_only_, forces_.data(), part);
+  }
 
   // energies and velocities summed on the backend (ghosts add nothing: v = 0, no rows), then over the ranks
   void thermo(Outcome& out, long step, bool print) {
@@ -480,6 +517,7 @@ class ListLoop {
   cellint::Buffer<B, unsigned> moved_;
   cellint::Buffer<B, double> partials_, totals_;
   double t_[5] = {0, 0, 0, 0, 0};
+  double list_s_ = 0;  // --breakdown: the list's builds in the loop
   long rebuilds_ = 0;
 };
 
@@ -510,12 +548,20 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     const double ms = steps > 0 ? 1e3 / steps : 0;
     if (out.loop == "list")
       std::printf(
-          "Per step (ms, the slowest rank's%s): pair computation %.4g, ghost positions %.4g, migration and "
+          "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
           "rebuilds %.4g (%ld rebuilds), integration %.4g, votes and thermo sums %.4g; %.0f ghosts per rank (%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
-          out.compute_s * ms, out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.integrate_s * ms,
-          out.reduce_s * ms, out.ghosts, out.transport.c_str());
-    else
+          r.overlap ? " (border rows)" : "", out.compute_s * ms, r.overlap ? " with the interior rows" : "",
+          out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.integrate_s * ms, out.reduce_s * ms, out.ghosts,
+          out.transport.c_str());
+    if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0) {
+      const auto& q = out.rebuild_parts;
+      std::printf(
+          "One rebuild (ms, the slowest rank's): classification %.3g, migration %.3g, ghost layer %.3g, grid build "
+          "%.3g, list build %.3g\n",
+          1e3 * q[0], 1e3 * q[1], 1e3 * q[2], 1e3 * q[3], 1e3 * q[4]);
+    }
+    if (out.loop != "list")
       std::printf(
           "Per step (ms, the slowest rank's): pair computation %.4g, halo exchange and grid build %.4g, "
           "migration %.4g, integration %.4g, thermo sums %.4g; %.0f ghosts per rank\n",
@@ -569,17 +615,22 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
                "\"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d, %d],\n"
                "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n  \"atom_steps_per_s\": %.6g,\n"
                "  \"rebuilds\": %ld,\n  \"ghosts_per_rank\": %.0f,\n  \"halo_transport\": \"%s\",\n"
-               "  \"breakdown\": %s,\n",
+               "  \"overlap\": %s,\n  \"breakdown\": %s,\n",
                device.c_str(), B::name(), r.o.precision.c_str(), out.loop.c_str(), size, out.ranks[0], out.ranks[1],
                out.ranks[2], atoms, r.o.steps, out.loop_s,
                out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds, out.ghosts,
                out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
-               r.o.breakdown ? "true" : "false");
+               out.loop == "list" && r.overlap ? "true" : "false", r.o.breakdown ? "true" : "false");
   std::fprintf(f,
                "  \"seconds_per_step\": {\"compute\": %.6g, \"halo_exchange\": %.6g, \"migration\": %.6g, "
-               "\"integration\": %.6g, \"reductions\": %.6g}\n}\n",
+               "\"integration\": %.6g, \"reductions\": %.6g},\n",
                out.compute_s * per, out.exchange_s * per, out.migrate_s * per, out.integrate_s * per,
                out.reduce_s * per);
+  const auto& q = out.rebuild_parts;
+  std::fprintf(f,
+               "  \"seconds_per_rebuild\": {\"classification\": %.6g, \"migration\": %.6g, \"ghost_layer\": %.6g, "
+               "\"grid_build\": %.6g, \"list_build\": %.6g}\n}\n",
+               q[0], q[1], q[2], q[3], q[4]);
   std::fclose(f);
 }
 

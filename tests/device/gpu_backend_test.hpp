@@ -272,6 +272,23 @@ TEST_CASE("gpu backend: Timer measures a kernel and moves", CELLINT_TEST_TAG "[g
   CHECK(c.download()[0] == 10u * 512u * 256u);
 }
 
+TEST_CASE("gpu backend: a SideStream's work follows fork() and precedes what follows join()",
+          CELLINT_TEST_TAG "[gpu_backend]") {
+  typename Backend::SideStream side;
+  DeviceArray<unsigned> c(1), seen(1);
+  const unsigned per = 512u * 256u;
+  for (int round = 0; round < 3; ++round) {
+    Backend::fill_bytes(c.data(), 0, sizeof(unsigned));
+    for (int i = 0; i < 20; ++i) Backend::launch(LaunchShape{512, 256, 0}, CountKernel{c.data()});
+    side.fork(typename Backend::Stream{});  // the side stream is not ordered with the default one otherwise
+    Backend::copy(seen.data(), c.data(), sizeof(unsigned), CopyKind::DeviceToDevice, side.get());
+    Backend::launch(LaunchShape{512, 256, 0}, CountKernel{c.data()}, side.get());
+    side.join(typename Backend::Stream{});
+    CHECK(c.download()[0] == 21u * per);  // (the default stream, after join())
+    CHECK(seen.download()[0] == 20u * per);
+  }
+}
+
 TEST_CASE("gpu backend: scan and sort on two streams at once use separate scratch",
           CELLINT_TEST_TAG "[gpu_backend]") {
   TestStream side;

@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mpi.h>
@@ -304,6 +305,18 @@ struct HasIpc : std::false_type {};
 template <class B>
 struct HasIpc<B, std::void_t<decltype(B::ipc_open(std::declval<const typename B::IpcHandle&>()))>> : std::true_type {};
 
+/// The backend's SideStream (GPU backends), or an empty stand-in: update_ghosts(meanwhile) then runs in order.
+template <class B, class = void>
+struct SideStreamOf {
+  struct type {};
+  static constexpr bool value = false;
+};
+template <class B>
+struct SideStreamOf<B, std::void_t<typename B::SideStream>> {
+  using type = typename B::SideStream;
+  static constexpr bool value = true;
+};
+
 /// Whether the MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support(), where the library was built
 /// with CUDA; false for any other MPI, which is then staged through host memory).
 inline bool mpi_accepts_device_pointers() {
@@ -506,50 +519,33 @@ class DistributedGrid {
   /// memory where the MPI accepts device pointers (and from host memory on the Host and Emulated backends), else
   /// through host buffers. Collective; ghosts' slots keep their order, so lists and attributes stay valid.
   void update_ghosts() {
-    const auto stream = grid_->stream();
-    const bool direct = !Backend::device_memory || detail::mpi_accepts_device_pointers();
-    if (ipc_) {
-      update_ghosts_peer();
-      return;
-    }
-    // the two messages of an axis together: one packing, one copy each way, both exchanges in flight at once
-    for (std::size_t i = 0; i < plan_.size(); i += 2) {
-      const HaloMessage* m[2] = {&plan_[i], &plan_[i + 1]};
-      std::size_t send_at[3] = {0, 0, 0}, recv_at[3] = {0, 0, 0};  // (in Reals)
-      for (int k = 0; k < 2; ++k) {
-        send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->sends);
-        recv_at[k + 1] = recv_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->recv);
-      }
-      if (recv_buf_.size() < recv_at[2]) recv_buf_.resize(recv_at[2]);
-      pack_axis(i, send_at);
-      Real* out = send_buf_.data();
-      Real* in = recv_buf_.data();
-      if (direct) {
-        Backend::synchronize(stream);
-      } else {  // through page-locked host buffers
-        out = host_send_.reserve(send_at[2]);
-        in = host_recv_.reserve(recv_at[2]);
-        Backend::copy(out, send_buf_.data(), sizeof(Real) * send_at[2], CopyKind::DeviceToHost, stream);
-      }
-      MPI_Request req[4];
-      for (int k = 0; k < 2; ++k) {
-        MPI_Irecv(in + recv_at[k], static_cast<int>(recv_at[k + 1] - recv_at[k]), detail::datatype<Real>(), m[k]->from,
-                  m[k]->tag, comm_, &req[k]);
-        MPI_Isend(out + send_at[k], static_cast<int>(send_at[k + 1] - send_at[k]), detail::datatype<Real>(), m[k]->to,
-                  m[k]->tag, comm_, &req[2 + k]);
-      }
-      MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
-      if (!direct) {
-        Backend::copy(recv_buf_.data(), in, sizeof(Real) * recv_at[2], CopyKind::HostToDevice, stream);
-      }
-      for (int k = 0; k < 2; ++k)
-        if (m[k]->recv > 0) {
-          detail::HaloScatter<Real, Dim> sc{
-              {}, slots_.data() + m[k]->recv_slots, m[k]->recv, recv_buf_.data() + recv_at[k]};
-          for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
-          cellint::detail::parallel_for<Backend>(m[k]->recv, sc, stream);
-        }
-      if (!direct) Backend::synchronize(stream);  // (the pinned buffer is reused by the next axis)
+    auto nothing = [] {};
+    exchange_ghosts(grid_->stream(), nothing);
+  }
+
+  /// update_ghosts() overlapped with `meanwhile()`, work that reads no ghost's position: the interior of a step's pair
+  /// computation (cellint::ListPart::Interior rows of a NeighborList with owned() targets). meanwhile() is called once,
+  /// as soon as the first messages are under way, and enqueues its work on the grid's stream as usual; the exchange
+  /// goes on beside it:
+  ///  - GPU backends: on a second stream of the highest priority (Backend::SideStream), ordered after the work enqueued
+  ///    on the grid's stream before the call; on return the grid's stream waits for the ghosts' arrival, so that work
+  ///    enqueued after it sees them. Nothing else waits for the device.
+  ///  - Host and Emulated: meanwhile() runs while the first axis's messages are in flight (non-blocking MPI).
+  /// meanwhile() must not move owned particles (their positions are being sent) nor read ghosts' positions.
+  ///
+  ///     list.update(g.grid(), ListPart::Interior);
+  ///     g.update_ghosts([&] { interact(list, g.grid(), f, out, ListPart::Interior); });
+  ///     list.update(g.grid(), ListPart::Border);
+  ///     interact(list, g.grid(), f, out, ListPart::Border);
+  template <class Meanwhile>
+  void update_ghosts(Meanwhile&& meanwhile) {
+    if constexpr (detail::SideStreamOf<Backend>::value) {
+      if (!side_) side_ = std::make_unique<Side>();
+      side_->fork(grid_->stream());
+      exchange_ghosts(side_->get(), meanwhile);
+      side_->join(grid_->stream());
+    } else {
+      exchange_ghosts(grid_->stream(), meanwhile);
     }
   }
 
@@ -605,6 +601,15 @@ class DistributedGrid {
     CELLINT_EXPECTS(grid_->built(), "cellint::mpi::DistributedGrid::redistribute: call exchange() first");
     Grid& grid = *grid_;
     const auto st = grid.stream();
+    double clock = profile_ ? MPI_Wtime() : 0;
+    auto lap = [&](double& part) {  // (profile(true): each part's time, waiting for the backend at its end)
+      if (!profile_) return;
+      Backend::synchronize(st);
+      const double now = MPI_Wtime();
+      part += now - clock;
+      clock = now;
+    };
+    ++times_.calls;
     const Index total = grid.size(), owned_now = owned();
     // 1. each owned particle: staying or leaving (to which rank), or bad
     {
@@ -637,39 +642,50 @@ class DistributedGrid {
       if (err.empty()) err = cellint::detail::cat("cellint::mpi: particle ", id, " is on a sub-box edge");
     }
     detail::agree(comm_, err);
+    lap(times_.classify);
     const Index nl = static_cast<Index>(w[detail::RebuildWord::leave]),
                 nk = static_cast<Index>(w[detail::RebuildWord::keep]);
     // 2. the leaving particles to the host, then to their owners
     Particles<Real, Dim> out;
     out.fields = static_cast<int>(K);
     std::vector<int> dest(static_cast<std::size_t>(nl));
-    if (nl > 0) {
+    if (nl > 0) {  // gathered into one staging area on the backend (positions, ranks, ids, values): one copy
       const std::size_t m = static_cast<std::size_t>(nl);
-      send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * m));
+      const std::size_t at_dest = align8(sizeof(Real) * Dim * m), at_id = at_dest + align8(sizeof(int) * m),
+                        at_val = at_id + sizeof(std::uint64_t) * m, bytes = at_val + sizeof(T) * K * m;
+      if (scratch_.size() < bytes) scratch_.resize(bytes);
+      unsigned char* base = scratch_.data();
       {
-        detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), send_buf_.data()};
+        detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), reinterpret_cast<Real*>(base)};
         for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
         cellint::detail::parallel_for<Backend>(nl, k, st);
       }
-      std::uint64_t* ids = scratch_ids(m);
+      Backend::copy(base + at_dest, dest_.data(), sizeof(int) * m, CopyKind::DeviceToDevice, st);
       cellint::detail::parallel_for<Backend>(
-          nl, cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), leave_.data(), ids}, st);
-      if (scratch_.size() < sizeof(T) * m * K) scratch_.resize(sizeof(T) * m * K);
-      T* values = reinterpret_cast<T*>(scratch_.data());
+          nl,
+          cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), leave_.data(),
+                                                       reinterpret_cast<std::uint64_t*>(base + at_id)},
+          st);
+      T* values = reinterpret_cast<T*>(base + at_val);
       for (std::size_t k = 0; k < K; ++k)
         cellint::detail::parallel_for<Backend>(
             nl, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
-      std::vector<Real> x(static_cast<std::size_t>(Dim) * m);
-      std::vector<T> v(m * K);
+      std::vector<unsigned char> h(bytes);
+      Backend::copy(h.data(), base, bytes, CopyKind::DeviceToHost, st);
+      for (int d = 0; d < Dim; ++d) {
+        out.x[d].resize(m);
+        std::memcpy(out.x[d].data(), h.data() + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m);
+      }
+      std::memcpy(dest.data(), h.data() + at_dest, sizeof(int) * m);
       out.id.resize(m);
-      Backend::copy(x.data(), send_buf_.data(), sizeof(Real) * x.size(), CopyKind::DeviceToHost, st);
-      Backend::copy(dest.data(), dest_.data(), sizeof(int) * m, CopyKind::DeviceToHost, st);
-      Backend::copy(out.id.data(), ids, sizeof(std::uint64_t) * m, CopyKind::DeviceToHost, st);
-      Backend::copy(v.data(), values, sizeof(T) * v.size(), CopyKind::DeviceToHost, st);
-      for (int d = 0; d < Dim; ++d) out.x[d].assign(x.begin() + d * nl, x.begin() + (d + 1) * nl);
+      std::memcpy(out.id.data(), h.data() + at_id, sizeof(std::uint64_t) * m);
       out.field.resize(m * K);
-      for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t k = 0; k < K; ++k) out.field[i * K + k] = static_cast<double>(v[k * m + i]);
+      for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t i = 0; i < m; ++i) {
+          T v;
+          std::memcpy(&v, h.data() + at_val + sizeof(T) * (k * m + i), sizeof(T));
+          out.field[i * K + k] = static_cast<double>(v);
+        }
     }
     const Particles<Real, Dim> in = to_owners(out, dest);
     // 3. the new owned particles in user order on the backend: those staying, then the arrivals
@@ -689,14 +705,15 @@ class DistributedGrid {
       for (int d = 0; d < Dim; ++d)
         Backend::copy(upos_[d].data() + nk, in.x[d].data(), sizeof(Real) * m, CopyKind::HostToDevice, st);
       Backend::copy(user_id_.data() + nk, in.id.data(), sizeof(std::uint64_t) * m, CopyKind::HostToDevice, st);
-      std::vector<T> v(m);
+      std::vector<T> v(m * K);  // (copies from pageable host memory return once the source may be released)
       for (std::size_t k = 0; k < K; ++k) {
-        for (std::size_t i = 0; i < m; ++i) v[i] = static_cast<T>(in.field[i * K + k]);
-        Backend::copy(uattr + k * attr_cap_ + nk, v.data(), sizeof(T) * m, CopyKind::HostToDevice, st);
-        Backend::synchronize(st);  // (v is reused)
+        for (std::size_t i = 0; i < m; ++i) v[k * m + i] = static_cast<T>(in.field[i * K + k]);
+        Backend::copy(uattr + k * attr_cap_ + nk, v.data() + k * m, sizeof(T) * m, CopyKind::HostToDevice, st);
       }
     }
-    // 4. the ghost layer, axis by axis (corners through two faces, as exchange()): positions and ids
+    lap(times_.migrate);
+    // 4. the ghost layer, axis by axis (corners through two faces, as exchange()): positions and ids, both faces of
+    //    an axis at once (one wait for the selection's counts, one for the copies into the neighbours' buffers)
     std::vector<HaloMessage> plan;
     Index n = n_new;    // particles so far (owned, then ghosts)
     Index entries = 0;  // plan entries so far (in user_list_)
@@ -717,96 +734,134 @@ class DistributedGrid {
           st);
       unsigned picked[2];
       counts_.download(picked, st);
+      HaloMessage msg[2];
+      const Index* sel[2] = {select_.data(), select_.data() + before};
+      std::size_t ns[2], first[2];  // each face's count and place among this axis's outgoing records
       for (int side = 0; side < 2; ++side) {
-        HaloMessage msg;
-        msg.axis = d;
-        msg.shift = shift[side];
-        msg.to = to[side] < 0 ? MPI_PROC_NULL : to[side];
-        msg.from = from[side] < 0 ? MPI_PROC_NULL : from[side];
-        msg.tag = side == 0 ? 11 : 12;
-        msg.sends = static_cast<Index>(picked[side]);
-        const Index* sel = select_.data() + (side == 0 ? 0 : before);
-        // (the plan's user indices: those sent, then those received)
-        reserve_list(entries + msg.sends);
-        Backend::copy(user_list_.data() + entries, sel, sizeof(Index) * static_cast<std::size_t>(msg.sends),
-                      CopyKind::DeviceToDevice, st);
-        entries += msg.sends;
-        const std::size_t ns = static_cast<std::size_t>(msg.sends);
-        send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * ns));
-        std::uint64_t* ids = scratch_ids(ns);
-        if (ns > 0) {
-          detail::HaloGather<Real, Dim> k{{}, sel, msg.sends, d, msg.shift, send_buf_.data()};
-          for (int a = 0; a < Dim; ++a) k.pos[a] = upos_[a].data();
-          cellint::detail::parallel_for<Backend>(msg.sends, k, st);
-          cellint::detail::parallel_for<Backend>(
-              msg.sends, cellint::detail::GatherKernel<std::uint64_t>{user_id_.data(), sel, ids}, st);
+        msg[side].axis = d;
+        msg[side].shift = shift[side];
+        msg[side].to = to[side] < 0 ? MPI_PROC_NULL : to[side];
+        msg[side].from = from[side] < 0 ? MPI_PROC_NULL : from[side];
+        msg[side].tag = side == 0 ? 11 : 12;
+        msg[side].sends = static_cast<Index>(picked[side]);
+        ns[side] = static_cast<std::size_t>(picked[side]);
+      }
+      first[0] = 0;
+      first[1] = ns[0];
+      // positions (shifted) and ids of both faces, face 0's records then face 1's
+      send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * (ns[0] + ns[1])));
+      std::uint64_t* ids = scratch_ids(ns[0] + ns[1]);
+      for (int side = 0; side < 2; ++side) {
+        if (ns[side] == 0) continue;
+        detail::HaloGather<Real, Dim> k{{}, sel[side],       msg[side].sends,
+                                        d,  msg[side].shift, send_buf_.data() + Dim * first[side]};
+        for (int a = 0; a < Dim; ++a) k.pos[a] = upos_[a].data();
+        cellint::detail::parallel_for<Backend>(msg[side].sends, k, st);
+        cellint::detail::parallel_for<Backend>(
+            msg[side].sends,
+            cellint::detail::GatherKernel<std::uint64_t>{user_id_.data(), sel[side], ids + first[side]}, st);
+      }
+      // both faces' counts at once
+      int n_out[2] = {static_cast<int>(ns[0]), static_cast<int>(ns[1])}, n_in[2] = {0, 0};
+      {
+        MPI_Request req[4];
+        for (int side = 0; side < 2; ++side) {
+          MPI_Irecv(&n_in[side], 1, MPI_INT, msg[side].from, msg[side].tag, comm_, &req[side]);
+          MPI_Isend(&n_out[side], 1, MPI_INT, msg[side].to, msg[side].tag, comm_, &req[2 + side]);
         }
-        int n_out = static_cast<int>(ns), n_in = 0;
-        MPI_Sendrecv(&n_out, 1, MPI_INT, msg.to, msg.tag, &n_in, 1, MPI_INT, msg.from, msg.tag, comm_,
-                     MPI_STATUS_IGNORE);
-        // between GPUs of one node, straight into the receiver's buffer where the message fits half of it (both sides
-        // know: the receiver told its size at the last rebuild), else through the host
-        const std::size_t pos_bytes_out = sizeof(Real) * static_cast<std::size_t>(Dim) * ns;
-        const std::size_t pos_bytes_in = sizeof(Real) * static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in);
-        const bool peer_out = ipc_ && msg.to != MPI_PROC_NULL && peer_fits(peers_[msg.to].capacity, ns);
-        const bool peer_in = ipc_ && msg.from != MPI_PROC_NULL &&
-                             peer_fits(sizeof(Real) * ipc_recv_.size(), static_cast<std::size_t>(n_in));
-        const std::size_t half_out = peer_out ? peers_[msg.to].capacity / 2 : 0;
-        const std::size_t half_in = sizeof(Real) * ipc_recv_.size() / 2;
-        if (peer_out && ns > 0) {
-          char* there = static_cast<char*>(peers_[msg.to].base) + (side == 0 ? 0 : half_out);
-          Backend::copy(there, send_buf_.data(), pos_bytes_out, CopyKind::DeviceToDevice, st);
-          Backend::copy(there + align8(pos_bytes_out), ids, sizeof(std::uint64_t) * ns, CopyKind::DeviceToDevice, st);
+        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+      }
+      // the plan's user indices: face 0's sent, face 0's received, face 1's sent, face 1's received
+      const Index at_send[2] = {entries, entries + msg[0].sends + static_cast<Index>(n_in[0])};
+      reserve_list(at_send[1] + msg[1].sends + static_cast<Index>(n_in[1]));
+      for (int side = 0; side < 2; ++side)
+        Backend::copy(user_list_.data() + at_send[side], sel[side], sizeof(Index) * ns[side], CopyKind::DeviceToDevice,
+                      st);
+      // between GPUs of one node, straight into the receiver's buffer (face 0's message in its first half, face 1's in
+      // its second) where the message fits (both sides know: the receiver told its size at the last rebuild), else
+      // through the host
+      bool peer_out[2], peer_in[2];
+      std::vector<Real> xs[2], xr[2];
+      std::vector<std::uint64_t> is[2], ir[2];
+      const std::size_t half_in = sizeof(Real) * ipc_recv_.size() / 2;
+      for (int side = 0; side < 2; ++side) {
+        const HaloMessage& m = msg[side];
+        peer_out[side] = ipc_ && m.to != MPI_PROC_NULL && peer_fits(peers_[m.to].capacity, ns[side]);
+        peer_in[side] = ipc_ && m.from != MPI_PROC_NULL &&
+                        peer_fits(sizeof(Real) * ipc_recv_.size(), static_cast<std::size_t>(n_in[side]));
+        const std::size_t pos_bytes = sizeof(Real) * static_cast<std::size_t>(Dim) * ns[side];
+        const Real* x_out = send_buf_.data() + Dim * first[side];
+        if (peer_out[side]) {
+          if (ns[side] > 0) {
+            char* there = static_cast<char*>(peers_[m.to].base) + (side == 0 ? 0 : peers_[m.to].capacity / 2);
+            Backend::copy(there, x_out, pos_bytes, CopyKind::DeviceToDevice, st);
+            Backend::copy(there + align8(pos_bytes), ids + first[side], sizeof(std::uint64_t) * ns[side],
+                          CopyKind::DeviceToDevice, st);
+          }
+        } else {
+          xs[side].resize(static_cast<std::size_t>(Dim) * ns[side]);
+          is[side].resize(ns[side]);
+          Backend::copy(xs[side].data(), x_out, pos_bytes, CopyKind::DeviceToHost, st);
+          Backend::copy(is[side].data(), ids + first[side], sizeof(std::uint64_t) * ns[side], CopyKind::DeviceToHost,
+                        st);
         }
-        std::vector<Real> xs(peer_out ? 0 : static_cast<std::size_t>(Dim) * ns), xr;
-        std::vector<std::uint64_t> is(peer_out ? 0 : ns), ir;
-        if (!peer_out) {
-          Backend::copy(xs.data(), send_buf_.data(), pos_bytes_out, CopyKind::DeviceToHost, st);
-          Backend::copy(is.data(), ids, sizeof(std::uint64_t) * ns, CopyKind::DeviceToHost, st);
+        if (!peer_in[side]) {
+          xr[side].resize(static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in[side]));
+          ir[side].resize(static_cast<std::size_t>(n_in[side]));
         }
-        if (!peer_in) {
-          xr.resize(static_cast<std::size_t>(Dim) * static_cast<std::size_t>(n_in));
-          ir.resize(static_cast<std::size_t>(n_in));
+      }
+      Backend::synchronize(st);  // (the copies into the receivers' buffers are done)
+      {  // host messages of both faces, and for peer copies a message of no bytes: "your data is there"
+        MPI_Request req[12];
+        int r = 0;
+        char none_out = 0, none_in[2] = {0, 0};
+        for (int side = 0; side < 2; ++side) {
+          const HaloMessage& m = msg[side];
+          if (peer_in[side]) {
+            MPI_Irecv(&none_in[side], 0, MPI_BYTE, m.from, m.tag + 20, comm_, &req[r++]);
+          } else {
+            MPI_Irecv(xr[side].data(), Dim * n_in[side], detail::datatype<Real>(), m.from, m.tag, comm_, &req[r++]);
+            MPI_Irecv(ir[side].data(), n_in[side], MPI_UINT64_T, m.from, m.tag + 4, comm_, &req[r++]);
+          }
+          if (peer_out[side]) {
+            MPI_Isend(&none_out, 0, MPI_BYTE, m.to, m.tag + 20, comm_, &req[r++]);
+          } else {
+            MPI_Isend(xs[side].data(), Dim * n_out[side], detail::datatype<Real>(), m.to, m.tag, comm_, &req[r++]);
+            MPI_Isend(is[side].data(), n_out[side], MPI_UINT64_T, m.to, m.tag + 4, comm_, &req[r++]);
+          }
         }
-        Backend::synchronize(st);  // (the copies into the receiver's buffer are done)
-        {
-          const int host_to = peer_out ? MPI_PROC_NULL : msg.to, host_from = peer_in ? MPI_PROC_NULL : msg.from;
-          char none = 0;
-          MPI_Sendrecv(xs.data(), peer_out ? 0 : Dim * n_out, detail::datatype<Real>(), host_to, msg.tag, xr.data(),
-                       peer_in ? 0 : Dim * n_in, detail::datatype<Real>(), host_from, msg.tag, comm_,
-                       MPI_STATUS_IGNORE);
-          MPI_Sendrecv(is.data(), peer_out ? 0 : n_out, MPI_UINT64_T, host_to, msg.tag, ir.data(), peer_in ? 0 : n_in,
-                       MPI_UINT64_T, host_from, msg.tag, comm_, MPI_STATUS_IGNORE);
-          MPI_Sendrecv(&none, 0, MPI_BYTE, peer_out ? msg.to : MPI_PROC_NULL, msg.tag + 20, &none, 0, MPI_BYTE,
-                       peer_in ? msg.from : MPI_PROC_NULL, msg.tag + 20, comm_, MPI_STATUS_IGNORE);  // (data there)
-        }
-        msg.recv_at = n;
-        msg.recv = static_cast<Index>(n_in);
-        reserve_users<T>(n + msg.recv, K, true);
-        uattr = reinterpret_cast<T*>(uattr_.data());
-        if (peer_in) {  // from this rank's receive buffer
+        MPI_Waitall(r, req, MPI_STATUSES_IGNORE);
+      }
+      // the arrivals: face 0's after the particles so far, then face 1's
+      reserve_users<T>(n + static_cast<Index>(n_in[0]) + static_cast<Index>(n_in[1]), K, true);
+      uattr = reinterpret_cast<T*>(uattr_.data());
+      for (int side = 0; side < 2; ++side) {
+        HaloMessage& m = msg[side];
+        const std::size_t count = static_cast<std::size_t>(n_in[side]);
+        m.recv_at = n;
+        m.recv = static_cast<Index>(n_in[side]);
+        if (peer_in[side]) {  // from this rank's receive buffer
           const char* here = reinterpret_cast<const char*>(ipc_recv_.data()) + (side == 0 ? 0 : half_in);
           for (int a = 0; a < Dim; ++a)
-            Backend::copy(upos_[a].data() + n,
-                          here + sizeof(Real) * static_cast<std::size_t>(a) * static_cast<std::size_t>(n_in),
-                          sizeof(Real) * static_cast<std::size_t>(n_in), CopyKind::DeviceToDevice, st);
-          Backend::copy(user_id_.data() + n, here + align8(pos_bytes_in),
-                        sizeof(std::uint64_t) * static_cast<std::size_t>(n_in), CopyKind::DeviceToDevice, st);
-        } else {
+            Backend::copy(upos_[a].data() + n, here + sizeof(Real) * static_cast<std::size_t>(a) * count,
+                          sizeof(Real) * count, CopyKind::DeviceToDevice, st);
+          Backend::copy(user_id_.data() + n, here + align8(sizeof(Real) * static_cast<std::size_t>(Dim) * count),
+                        sizeof(std::uint64_t) * count, CopyKind::DeviceToDevice, st);
+        } else {  // (copies from pageable host memory return once the source may be released)
           for (int a = 0; a < Dim; ++a)
-            Backend::copy(upos_[a].data() + n, xr.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(n_in),
-                          sizeof(Real) * static_cast<std::size_t>(n_in), CopyKind::HostToDevice, st);
-          Backend::copy(user_id_.data() + n, ir.data(), sizeof(std::uint64_t) * ir.size(), CopyKind::HostToDevice, st);
+            Backend::copy(upos_[a].data() + n, xr[side].data() + static_cast<std::size_t>(a) * count,
+                          sizeof(Real) * count, CopyKind::HostToDevice, st);
+          Backend::copy(user_id_.data() + n, ir[side].data(), sizeof(std::uint64_t) * count, CopyKind::HostToDevice,
+                        st);
         }
-        reserve_list(entries + msg.recv);
-        cellint::detail::parallel_for<Backend>(msg.recv, cellint::detail::IotaKernel{user_list_.data() + entries, n},
-                                               st);
-        entries += msg.recv;
-        n += msg.recv;
-        Backend::synchronize(st);  // (the host vectors go out of scope)
-        plan.push_back(msg);
+        cellint::detail::parallel_for<Backend>(
+            m.recv, cellint::detail::IotaKernel{user_list_.data() + at_send[side] + m.sends, n}, st);
+        n += m.recv;
+        plan.push_back(m);
       }
+      entries = at_send[1] + msg[1].sends + static_cast<Index>(n_in[1]);
     }
+    lap(times_.ghosts);
     // 5. the grid over them, the carried attributes (ghosts: zeros), the plan by slot
     const std::size_t per = attr_cap_;
     for (std::size_t k = 0; k < K; ++k)
@@ -821,7 +876,25 @@ class DistributedGrid {
     own_.clear();
     ghost_.clear();
     resident_ = n_new;
+    lap(times_.build);
   }
+
+  /// Where redistribute()'s time goes, summed over its calls since profile(true) (seconds on this rank).
+  struct RebuildTimes {
+    double classify = 0;  ///< the classification kernel and the agreement on errors
+    double migrate = 0;   ///< the leaving particles to their new owners and the new owned set on the backend
+    double ghosts = 0;    ///< the ghost layer, axis by axis
+    double build = 0;     ///< the grid over owned particles and ghosts, attributes, the update plan and peers
+    long calls = 0;       ///< redistribute() calls
+  };
+  /// Turns the timing of redistribute()'s parts on or off and clears the sums. While on, each part ends by waiting
+  /// for the backend (a little slower: for finding where a rebuild's time goes, not for production runs).
+  void profile(bool on) {
+    profile_ = on;
+    times_ = {};
+  }
+  /// The sums since profile(true).
+  const RebuildTimes& rebuild_times() const { return times_; }
 
   /// Field k of the owned particles and the ghosts as an attribute of the grid (after exchange(); valid until the next
   /// one), converted to T.
@@ -952,11 +1025,12 @@ class DistributedGrid {
                   grid_->stream());
     user_list_ = std::move(bigger);
   }
-  // Sends particle i of p to rank dest[i] (collective, MPI_Alltoallv: counts, then ids, positions and fields);
-  // returns what this rank received, grouped by sender.
+  // Sends particle i of p to rank dest[i] (collective: MPI_Alltoall of the counts, then one MPI_Alltoallv of records
+  // of id, position and fields as bytes); returns what this rank received, grouped by sender.
   Particles<Real, Dim> to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest) const {
     const std::size_t n = p.size();
     const int nf = p.fields;
+    const std::size_t rec = record_bytes(nf);
     std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
     for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
     MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_);
@@ -965,26 +1039,45 @@ class DistributedGrid {
       send_at[r + 1] = send_at[r] + send_count[r];
       recv_at[r + 1] = recv_at[r] + recv_count[r];
     }
-    std::vector<std::size_t> order(n);  // particles grouped by destination, in their order
+    // records grouped by destination, in the particles' order
+    std::vector<unsigned char> out(n * rec), got(static_cast<std::size_t>(recv_at.back()) * rec);
     {
       std::vector<int> fill(send_at.begin(), send_at.end() - 1);
-      for (std::size_t i = 0; i < n; ++i)
-        order[static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[i])]++)] = i;
+      for (std::size_t i = 0; i < n; ++i) {
+        unsigned char* r = out.data() + static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[i])]++) * rec;
+        std::memcpy(r, &p.id[i], sizeof(std::uint64_t));
+        for (int d = 0; d < Dim; ++d)
+          std::memcpy(r + sizeof(std::uint64_t) + sizeof(Real) * static_cast<std::size_t>(d), &p.x[d][i], sizeof(Real));
+        if (nf > 0)
+          std::memcpy(r + sizeof(std::uint64_t) + sizeof(Real) * Dim, &p.field[i * static_cast<std::size_t>(nf)],
+                      sizeof(double) * static_cast<std::size_t>(nf));
+      }
     }
-    const std::size_t m = static_cast<std::size_t>(recv_at.back());
+    const int bytes = static_cast<int>(rec);
+    for (auto* v : {&send_count, &send_at, &recv_count, &recv_at})
+      for (int& c : *v) c *= bytes;
+    MPI_Alltoallv(out.data(), send_count.data(), send_at.data(), MPI_BYTE, got.data(), recv_count.data(),
+                  recv_at.data(), MPI_BYTE, comm_);
+    const std::size_t m = got.size() / rec;
     Particles<Real, Dim> in;
     in.fields = nf;
     in.id.resize(m);
-    alltoallv(p.id, order, 1, send_count, send_at, in.id, recv_count, recv_at);
-    for (int d = 0; d < Dim; ++d) {
-      in.x[d].resize(m);
-      alltoallv(p.x[d], order, 1, send_count, send_at, in.x[d], recv_count, recv_at);
-    }
-    if (nf > 0) {
-      in.field.resize(m * static_cast<std::size_t>(nf));
-      alltoallv(p.field, order, nf, send_count, send_at, in.field, recv_count, recv_at);
+    for (auto& a : in.x) a.resize(m);
+    in.field.resize(m * static_cast<std::size_t>(nf));
+    for (std::size_t i = 0; i < m; ++i) {
+      const unsigned char* r = got.data() + i * rec;
+      std::memcpy(&in.id[i], r, sizeof(std::uint64_t));
+      for (int d = 0; d < Dim; ++d)
+        std::memcpy(&in.x[d][i], r + sizeof(std::uint64_t) + sizeof(Real) * static_cast<std::size_t>(d), sizeof(Real));
+      if (nf > 0)
+        std::memcpy(&in.field[i * static_cast<std::size_t>(nf)], r + sizeof(std::uint64_t) + sizeof(Real) * Dim,
+                    sizeof(double) * static_cast<std::size_t>(nf));
     }
     return in;
+  }
+  // Bytes of one particle's record in to_owners(): id, position, `fields` doubles.
+  static std::size_t record_bytes(int fields) {
+    return sizeof(std::uint64_t) + sizeof(Real) * Dim + sizeof(double) * static_cast<std::size_t>(fields);
   }
   // Wraps x into the box on periodic axes and finds its owner's coordinates c; returns what is wrong with it ("" for
   // nothing): a non-finite coordinate, a position outside an open box, or (unless `anywhere`) one more than a sub-box
@@ -1015,19 +1108,6 @@ class DistributedGrid {
     int diff = std::abs(c1 - c2);
     if (dec_.global.periodic[d]) diff = std::min(diff, p - diff);
     return diff <= 1;
-  }
-  template <class T>
-  void alltoallv(const std::vector<T>& src, const std::vector<std::size_t>& order, int per, std::vector<int> scount,
-                 std::vector<int> sat, std::vector<T>& dst, std::vector<int> rcount, std::vector<int> rat) const {
-    std::vector<T> packed(order.size() * static_cast<std::size_t>(per));
-    for (std::size_t j = 0; j < order.size(); ++j)
-      for (int e = 0; e < per; ++e)
-        packed[j * static_cast<std::size_t>(per) + static_cast<std::size_t>(e)] =
-            src[order[j] * static_cast<std::size_t>(per) + static_cast<std::size_t>(e)];
-    for (auto* v : {&scount, &sat, &rcount, &rat})
-      for (int& c : *v) c *= per;
-    MPI_Alltoallv(packed.data(), scount.data(), sat.data(), detail::datatype<T>(), dst.data(), rcount.data(),
-                  rat.data(), detail::datatype<T>(), comm_);
   }
   // sends `out` to rank `to` and appends what rank `from` sends to the ghosts (MPI_PROC_NULL: nothing)
   void sendrecv(const Particles<Real, Dim>& out, int to, int from, int tag) {
@@ -1084,6 +1164,63 @@ class DistributedGrid {
     setup_peers();
   }
 
+  // update_ghosts() on `stream`, calling meanwhile() once as soon as the first messages are under way.
+  template <class Meanwhile>
+  void exchange_ghosts(typename Backend::Stream stream, Meanwhile& meanwhile) {
+    const bool direct = !Backend::device_memory || detail::mpi_accepts_device_pointers();
+    bool called = false;
+    auto start_meanwhile = [&] {
+      if (!called) meanwhile();
+      called = true;
+    };
+    if (ipc_) {
+      update_ghosts_peer(stream, start_meanwhile);
+      start_meanwhile();
+      return;
+    }
+    // the two messages of an axis together: one packing, one copy each way, both exchanges in flight at once
+    for (std::size_t i = 0; i < plan_.size(); i += 2) {
+      const HaloMessage* m[2] = {&plan_[i], &plan_[i + 1]};
+      std::size_t send_at[3] = {0, 0, 0}, recv_at[3] = {0, 0, 0};  // (in Reals)
+      for (int k = 0; k < 2; ++k) {
+        send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->sends);
+        recv_at[k + 1] = recv_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->recv);
+      }
+      if (recv_buf_.size() < recv_at[2]) recv_buf_.resize(recv_at[2]);
+      pack_axis(i, send_at, stream);
+      Real* out = send_buf_.data();
+      Real* in = recv_buf_.data();
+      if (direct) {
+        Backend::synchronize(stream);
+      } else {  // through page-locked host buffers
+        out = host_send_.reserve(send_at[2]);
+        in = host_recv_.reserve(recv_at[2]);
+        Backend::copy(out, send_buf_.data(), sizeof(Real) * send_at[2], CopyKind::DeviceToHost, stream);
+      }
+      MPI_Request req[4];
+      for (int k = 0; k < 2; ++k) {
+        MPI_Irecv(in + recv_at[k], static_cast<int>(recv_at[k + 1] - recv_at[k]), detail::datatype<Real>(), m[k]->from,
+                  m[k]->tag, comm_, &req[k]);
+        MPI_Isend(out + send_at[k], static_cast<int>(send_at[k + 1] - send_at[k]), detail::datatype<Real>(), m[k]->to,
+                  m[k]->tag, comm_, &req[2 + k]);
+      }
+      start_meanwhile();  // (the first axis's messages are in flight)
+      MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+      if (!direct) {
+        Backend::copy(recv_buf_.data(), in, sizeof(Real) * recv_at[2], CopyKind::HostToDevice, stream);
+      }
+      for (int k = 0; k < 2; ++k)
+        if (m[k]->recv > 0) {
+          detail::HaloScatter<Real, Dim> sc{
+              {}, slots_.data() + m[k]->recv_slots, m[k]->recv, recv_buf_.data() + recv_at[k]};
+          for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
+          cellint::detail::parallel_for<Backend>(m[k]->recv, sc, stream);
+        }
+      if (!direct) Backend::synchronize(stream);  // (the pinned buffer is reused by the next axis)
+    }
+    start_meanwhile();  // (no messages)
+  }
+
   // Decides whether update_ghosts() copies between the GPUs directly (every rank on one node, a backend with device
   // memory and interprocess handles, an MPI that does not take device pointers itself, CELLINT_MPI_IPC not 0; all
   // ranks agree), and if so tells each sender where in this rank's receive buffer its messages go.
@@ -1129,12 +1266,18 @@ class DistributedGrid {
       };
       const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, ipc_serial_, sizeof(Real) * ipc_recv_.size()};
       peer_dst_.assign(plan_.size(), nullptr);
+      std::vector<Where> here(plan_.size(), here_base), where(plan_.size());
+      std::vector<MPI_Request> req(2 * plan_.size());
+      for (std::size_t k = 0; k < plan_.size(); ++k) {  // (every message's at once)
+        const HaloMessage& m = plan_[k];
+        here[k].offset = recv_off_[k];
+        MPI_Irecv(&where[k], sizeof(Where), MPI_BYTE, m.to, 40 + static_cast<int>(k), comm_, &req[2 * k]);
+        MPI_Isend(&here[k], sizeof(Where), MPI_BYTE, m.from, 40 + static_cast<int>(k), comm_, &req[2 * k + 1]);
+      }
+      MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
       for (std::size_t k = 0; k < plan_.size(); ++k) {
         const HaloMessage& m = plan_[k];
-        Where here = here_base, there{};
-        here.offset = recv_off_[k];
-        MPI_Sendrecv(&here, sizeof here, MPI_BYTE, m.from, 40 + static_cast<int>(k), &there, sizeof there, MPI_BYTE,
-                     m.to, 40 + static_cast<int>(k), comm_, MPI_STATUS_IGNORE);
+        const Where& there = where[k];
         if (m.to == MPI_PROC_NULL) continue;
         Peer& p = peers_[m.to];
         if (p.base && p.serial != there.serial) {
@@ -1158,13 +1301,14 @@ class DistributedGrid {
   // update_ghosts() between GPUs of one node: each rank packs its messages, and once its receivers say their buffers
   // are free, copies them straight into the receivers' GPU memory; a message of no bytes then tells each receiver that
   // its data is there.
-  void update_ghosts_peer() {
-    const auto stream = grid_->stream();
+  template <class Started>
+  void update_ghosts_peer(typename Backend::Stream stream, Started& started) {
     for (std::size_t i = 0; i < plan_.size(); i += 2) {
       std::size_t send_at[3] = {0, 0, 0};
       for (int k = 0; k < 2; ++k)
         send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(plan_[i + k].sends);
-      pack_axis(i, send_at);
+      pack_axis(i, send_at, stream);
+      started();                     // (the packing is enqueued)
       Backend::synchronize(stream);  // packed; and this rank's last unpacking from its buffer is done
       token(i, 50, true);            // receivers' buffers are free
       for (int k = 0; k < 2; ++k) {
@@ -1187,7 +1331,7 @@ class DistributedGrid {
   }
   // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at the
   // offsets send_at (in Reals; send_at[2] in all).
-  void pack_axis(std::size_t i, const std::size_t (&send_at)[3]) {
+  void pack_axis(std::size_t i, const std::size_t (&send_at)[3], typename Backend::Stream stream) {
     if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
     for (int k = 0; k < 2; ++k) {
       const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
@@ -1195,7 +1339,7 @@ class DistributedGrid {
       detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots, m.sends, m.axis,
                                       m.shift, send_buf_.data() + send_at[k]};
       for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-      cellint::detail::parallel_for<Backend>(m.sends, g, grid_->stream());
+      cellint::detail::parallel_for<Backend>(m.sends, g, stream);
     }
   }
   // Messages of no bytes for the two messages of an axis from plan_[i]: `ready` from each receiver to its sender
@@ -1230,7 +1374,7 @@ class DistributedGrid {
   Buffer<Backend, Real> upos_[Dim];                   // positions by user index (owned, then ghosts)
   Buffer<Backend, unsigned char> uattr_;              // carried attributes by user index, one run per attribute
   Buffer<Backend, std::uint64_t> scratch_id_;         // leaving particles' or a message's ids
-  Buffer<Backend, unsigned char> scratch_;            // leaving particles' carried values
+  Buffer<Backend, unsigned char> scratch_;            // leaving particles' positions, ranks, ids and carried values
   std::size_t attr_cap_ = 0;                          // values per carried attribute in uattr_
   Buffer<Backend, Real> edges_;                       // sub-box edges per axis (Owners)
   std::vector<int> node_of_;                          // each rank's node (its lowest rank)
@@ -1248,6 +1392,10 @@ class DistributedGrid {
   Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
+  using Side = typename detail::SideStreamOf<Backend>::type;
+  std::unique_ptr<Side> side_;  // update_ghosts(meanwhile)'s stream (GPU backends)
+  bool profile_ = false;        // profile()
+  RebuildTimes times_;
 };
 
 }  // namespace cellint::mpi

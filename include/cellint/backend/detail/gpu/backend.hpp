@@ -323,6 +323,54 @@ struct GpuBackend {
     Stream s_ = nullptr;
   };
 
+  /// A stream for work that overlaps the caller's (halo traffic beside interior kernels): not ordered with the default
+  /// stream (cudaStreamNonBlocking), of the device's highest priority, so that its short kernels start ahead of the
+  /// blocks of a long kernel queued on another stream. fork() and join() order it with another stream through events,
+  /// without the host waiting. Not copyable.
+  class SideStream {
+   public:
+    /// Creates the stream and its two events. @throws GpuError, NoDevice
+    SideStream() {
+      gpu_require_device<RT>();
+      int least = 0, greatest = 0;
+      CELLINT_GPU_CHECK(RT, DeviceGetStreamPriorityRange(&least, &greatest));
+      try {
+        CELLINT_GPU_CHECK(RT, StreamCreateSide(&s_, greatest));
+        CELLINT_GPU_CHECK(RT, EventCreateUntimed(&forked_));
+        CELLINT_GPU_CHECK(RT, EventCreateUntimed(&joined_));
+      } catch (...) {
+        release();
+        throw;
+      }
+    }
+    ~SideStream() { release(); }
+    SideStream(const SideStream&) = delete;
+    SideStream& operator=(const SideStream&) = delete;
+    /// The stream.
+    Stream get() const { return s_; }
+    /// Work enqueued here from now on starts after the work enqueued on `from` so far. @throws GpuError
+    void fork(Stream from) {
+      CELLINT_GPU_CHECK(RT, EventRecord(forked_, from));
+      CELLINT_GPU_CHECK(RT, StreamWaitEvent(s_, forked_));
+    }
+    /// Work enqueued on `into` from now on starts after the work enqueued here so far. @throws GpuError
+    void join(Stream into) {
+      CELLINT_GPU_CHECK(RT, EventRecord(joined_, s_));
+      CELLINT_GPU_CHECK(RT, StreamWaitEvent(into, joined_));
+    }
+
+   private:
+    void release() noexcept {
+      if (forked_ && RT::EventDestroy(forked_) != RT::Success) (void)RT::GetLastError();
+      if (joined_ && RT::EventDestroy(joined_) != RT::Success) (void)RT::GetLastError();
+      if (s_ && RT::StreamDestroy(s_) != RT::Success) (void)RT::GetLastError();
+      forked_ = joined_ = nullptr;
+      s_ = nullptr;
+    }
+    Stream s_ = nullptr;
+    typename RT::Event forked_ = nullptr, joined_ = nullptr;
+  };
+
   /// Times GPU work on a stream with a pair of runtime events. Not copyable; movable.
   class Timer {
    public:

@@ -147,6 +147,14 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
   static Error EventSynchronize(Event e) { return rt##EventSynchronize(e); }                                     \
   static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }        \
   static Error StreamCreate(Stream* s) { return rt##StreamCreate(s); }                                           \
+  static Error StreamCreateSide(Stream* s, int priority) {                                                       \
+    return rt##StreamCreateWithPriority(s, rt##StreamNonBlocking, priority);                                     \
+  }                                                                                                              \
+  static Error DeviceGetStreamPriorityRange(int* least, int* greatest) {                                         \
+    return rt##DeviceGetStreamPriorityRange(least, greatest);                                                    \
+  }                                                                                                              \
+  static Error StreamWaitEvent(Stream s, Event e) { return rt##StreamWaitEvent(s, e, 0); }                       \
+  static Error EventCreateUntimed(Event* e) { return rt##EventCreateWithFlags(e, rt##EventDisableTiming); }      \
   static Error StreamDestroy(Stream s) { return rt##StreamDestroy(s); }                                          \
   static Error StreamBeginCapture(Stream s) { return rt##StreamBeginCapture(s, rt##StreamCaptureModeThreadLocal); } \
   static Error StreamEndCapture(Stream s, Graph* g) { return rt##StreamEndCapture(s, g); }                       \
