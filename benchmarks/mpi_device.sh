@@ -6,7 +6,8 @@
 #            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again without the overlap of ghost
 #            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
 #   skin     the weak runs again with a skin of 0.5 (and the one-GPU demo beside them)
-#   bash benchmarks/mpi_device.sh [check] [scaling] [skin]        (default: check and scaling)
+#   repeat   the weak runs with and without overlap, alternated, ROUNDS times (default 3): the run-to-run spread
+#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat]      (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
 # and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
@@ -97,7 +98,18 @@ for stage in "${STAGES[@]}"; do
       --json "$OUT/runs/lj_cuda_2M_skin05.json" 2>&1 | grep -E 'Loop time|Neighbour list' | tee -a "$log"
     grep -h 'Per step' "$OUT"/runs/skin05_*.log | tee -a "$log" >/dev/null
     ;;
-  *) echo "unknown stage $stage (check, scaling, skin)"; exit 1 ;;
+  repeat)
+    common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
+    for round in $(seq 1 "${ROUNDS:-3}"); do
+      for mode in on off; do
+        say "round $round, weak scaling, --overlap $mode"
+        env "${common[@]}" ARGS="--precision float --overlap $mode" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
+          TAG="r${round}_${mode}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | grep efficiency |
+          tee -a "$log"
+      done
+    done
+    ;;
+  *) echo "unknown stage $stage (check, scaling, skin, repeat)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null
