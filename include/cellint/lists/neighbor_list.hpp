@@ -318,11 +318,11 @@ class NeighborList {
     std::vector<std::uint8_t> by_slot(static_cast<std::size_t>(n_), 0);
     const auto s = shape(grid);
     if (!n_ || !s.border) return by_slot;
-    std::vector<std::uint8_t> b(static_cast<std::size_t>(n_));
+    std::vector<std::uint32_t> b(static_cast<std::size_t>(n_));
     std::vector<Index> ids(static_cast<std::size_t>(n_));
-    border_.download(b.data(), grid.stream());
+    Backend::copy(b.data(), border_.data(), sizeof(std::uint32_t) * b.size(), CopyKind::DeviceToHost, grid.stream());
     ids_.download(ids.data(), grid.stream());
-    for (std::size_t t = 0; t < b.size(); ++t) by_slot[static_cast<std::size_t>(ids[t])] = b[t];
+    for (std::size_t t = 0; t < b.size(); ++t) by_slot[static_cast<std::size_t>(ids[t])] = b[t] ? 1 : 0;
     return by_slot;
   }
 
@@ -354,9 +354,9 @@ class NeighborList {
     s.log_size = log_size;
     s.original = grid.original_index();
     s.targets = targets_ < 0 || targets_ > n_ ? n_ : targets_;
-    const bool split = s.targets < n_ && border_.size() >= static_cast<std::size_t>(n_);
+    const bool split = s.targets < n_;
     s.late = split ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
-    s.border = split ? const_cast<std::uint8_t*>(border_.data()) : nullptr;
+    s.border = split ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
     return s;
   }
   /// Throws unless the rows belong to the grid's current binning.
@@ -403,29 +403,22 @@ class NeighborList {
     n_ = n;
     parts_known_ = false;
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
-    // room for a little more than n: a grid whose count moves a little at each rebuild (an MPI rank's owned particles
-    // and ghosts) then reallocates rarely (a release waits for the device)
-    if (m > len_.capacity()) {
-      const std::size_t room = m + m / 16;
-      for (auto* b : {&len_, &ids_}) b->resize(room);
-      for (auto* b : {&cell_of_, &rank_}) b->resize(room);
-      packed_.resize(room);
-      border_.resize(room);
-      for (auto& r : ref_) r.resize(room);
-    }
-    len_.resize(m);
-    cell_of_.resize(m);
-    rank_.resize(m);
-    ids_.resize(m);
-    packed_.resize(m);
-    border_.resize(m);
-    for (auto& r : ref_) r.resize(m);
+    for (auto* b : {&len_, &ids_}) sized(*b, m);
+    for (auto* b : {&cell_of_, &rank_}) sized(*b, m);
+    sized(packed_, m);
+    sized(border_, m + 1);  // (one past the end: 0, where the scan of compact_parts() ends)
+    for (auto& r : ref_) sized(r, m);
+  }
+  // Sets the size to m with 1/16 room when it grows: a grid whose count moves a little at each rebuild (an MPI rank's
+  // owned particles and ghosts) then reallocates rarely (a release waits for the device).
+  template <class T>
+  static void sized(Buffer<Backend, T>& b, std::size_t m) {
+    if (m > b.capacity()) b.resize(m + m / 16);
+    b.resize(m);
   }
   void allocate_rows() {
     const std::size_t rows = columns_ ? static_cast<std::size_t>(padded(n_)) : static_cast<std::size_t>(n_);
-    const std::size_t want = std::max<std::size_t>(1, rows * static_cast<std::size_t>(capacity_));
-    if (want > nbr_.capacity()) nbr_.resize(want + want / 16);  // (room: see resize())
-    nbr_.resize(want);
+    sized(nbr_, std::max<std::size_t>(1, rows * static_cast<std::size_t>(capacity_)));
   }
   void set_longest(const Grid& grid, unsigned v) {
     Backend::copy(ctrl_.data() + detail::ListWord::longest, &v, sizeof v, CopyKind::HostToDevice, grid.stream());
@@ -476,10 +469,7 @@ class NeighborList {
     if (opts_.stable) detail::parallel_for<Backend>(geo_.cell_count(), detail::ListSortCells<Real, Dim>{s}, stream);
     if (s.border) {  // interior and border rows (ListPart)
       detail::parallel_for<Backend>(geo_.cell_count(), detail::ListMarkLate<Real, Dim>{s}, stream);
-      if (part_flag_.capacity() < static_cast<std::size_t>(n_) + 1)
-        part_flag_.resize(static_cast<std::size_t>(n_) + static_cast<std::size_t>(n_) / 16 + 1);
-      part_flag_.resize(static_cast<std::size_t>(n_) + 1);
-      detail::parallel_for<Backend>(n_, detail::ListMarkBorder<Real, Dim>{s, part_flag_.data()}, stream);
+      detail::parallel_for<Backend>(n_, detail::ListMarkBorder<Real, Dim>{s}, stream);
     }
     // rows staged in shared memory where they fit (column-major rows on GPU-like backends), else written directly;
     // a row costs about 3^Dim cells of candidates
@@ -503,14 +493,12 @@ class NeighborList {
     if (!s.border || !n_) return;
     const auto stream = grid.stream();
     const std::size_t m = static_cast<std::size_t>(n_);
-    if (part_scan_.capacity() < m + 1) part_scan_.resize(m + m / 16 + 1);
-    if (part_rows_.capacity() < m) part_rows_.resize(m + m / 16);
-    part_scan_.resize(m + 1);
-    part_rows_.resize(m);
-    Backend::fill_bytes(part_flag_.data() + m, 0, sizeof(std::uint32_t), stream);  // (the scan's total follows)
-    Backend::exclusive_scan(part_flag_.data(), part_scan_.data(), n_ + 1, stream);
-    detail::parallel_for<Backend>(
-        n_, detail::ListCompactParts<Real, Dim>{s, part_flag_.data(), part_scan_.data(), part_rows_.data()}, stream);
+    sized(part_scan_, m + 1);
+    sized(part_rows_, m);
+    Backend::fill_bytes(s.border + m, 0, sizeof(std::uint32_t), stream);  // (the scan's total follows)
+    Backend::exclusive_scan(s.border, part_scan_.data(), n_ + 1, stream);
+    detail::parallel_for<Backend>(n_, detail::ListCompactParts<Real, Dim>{s, part_scan_.data(), part_rows_.data()},
+                                  stream);
     std::uint32_t border = 0;
     Backend::copy(&border, part_scan_.data() + m, sizeof border, CopyKind::DeviceToHost, stream);
     parts_interior_ = n_ - static_cast<Index>(border);
@@ -557,9 +545,9 @@ class NeighborList {
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];
   Buffer<Backend, detail::Packed<Real>> packed_;
-  Buffer<Backend, std::uint8_t> late_, border_;           // list cells holding non-targets; border rows (ListPart)
-  Buffer<Backend, std::uint32_t> part_flag_, part_scan_;  // border rows as 1 / 0 and their scan (compact_parts())
-  Buffer<Backend, Index> part_rows_;                      // interior rows' list positions, then the border rows'
+  Buffer<Backend, std::uint8_t> late_;                 // list cells holding non-targets (ListPart)
+  Buffer<Backend, std::uint32_t> border_, part_scan_;  // border rows as 1 / 0 (n + 1) and their scan (compact_parts())
+  Buffer<Backend, Index> part_rows_;                   // interior rows' list positions, then the border rows'
   Index parts_interior_ = 0;                              // interior rows in part_rows_
   bool parts_known_ = false;                              // part_rows_ matches the rows
 };

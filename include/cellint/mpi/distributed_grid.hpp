@@ -1030,7 +1030,9 @@ class DistributedGrid {
   Particles<Real, Dim> to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest) const {
     const std::size_t n = p.size();
     const int nf = p.fields;
-    const std::size_t rec = record_bytes(nf);
+    // a record: id, position, fields
+    const std::size_t at_x = sizeof(std::uint64_t), at_f = at_x + sizeof(Real) * Dim,
+                      rec = at_f + sizeof(double) * static_cast<std::size_t>(nf);
     std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
     for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
     MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_);
@@ -1046,11 +1048,8 @@ class DistributedGrid {
       for (std::size_t i = 0; i < n; ++i) {
         unsigned char* r = out.data() + static_cast<std::size_t>(fill[static_cast<std::size_t>(dest[i])]++) * rec;
         std::memcpy(r, &p.id[i], sizeof(std::uint64_t));
-        for (int d = 0; d < Dim; ++d)
-          std::memcpy(r + sizeof(std::uint64_t) + sizeof(Real) * static_cast<std::size_t>(d), &p.x[d][i], sizeof(Real));
-        if (nf > 0)
-          std::memcpy(r + sizeof(std::uint64_t) + sizeof(Real) * Dim, &p.field[i * static_cast<std::size_t>(nf)],
-                      sizeof(double) * static_cast<std::size_t>(nf));
+        for (int d = 0; d < Dim; ++d) std::memcpy(r + at_x + sizeof(Real) * d, &p.x[d][i], sizeof(Real));
+        if (nf > 0) std::memcpy(r + at_f, &p.field[i * nf], rec - at_f);
       }
     }
     const int bytes = static_cast<int>(rec);
@@ -1067,17 +1066,10 @@ class DistributedGrid {
     for (std::size_t i = 0; i < m; ++i) {
       const unsigned char* r = got.data() + i * rec;
       std::memcpy(&in.id[i], r, sizeof(std::uint64_t));
-      for (int d = 0; d < Dim; ++d)
-        std::memcpy(&in.x[d][i], r + sizeof(std::uint64_t) + sizeof(Real) * static_cast<std::size_t>(d), sizeof(Real));
-      if (nf > 0)
-        std::memcpy(&in.field[i * static_cast<std::size_t>(nf)], r + sizeof(std::uint64_t) + sizeof(Real) * Dim,
-                    sizeof(double) * static_cast<std::size_t>(nf));
+      for (int d = 0; d < Dim; ++d) std::memcpy(&in.x[d][i], r + at_x + sizeof(Real) * d, sizeof(Real));
+      if (nf > 0) std::memcpy(&in.field[i * nf], r + at_f, rec - at_f);
     }
     return in;
-  }
-  // Bytes of one particle's record in to_owners(): id, position, `fields` doubles.
-  static std::size_t record_bytes(int fields) {
-    return sizeof(std::uint64_t) + sizeof(Real) * Dim + sizeof(double) * static_cast<std::size_t>(fields);
   }
   // Wraps x into the box on periodic axes and finds its owner's coordinates c; returns what is wrong with it ("" for
   // nothing): a non-finite coordinate, a position outside an open box, or (unless `anywhere`) one more than a sub-box

@@ -86,7 +86,7 @@ struct ListShape {
   const Index* original;   ///< grid slot -> user index (read only when targets < n)
   Index targets;           ///< rows only for the slots of user index < targets (n: every slot)
   std::uint8_t* late;      ///< per list cell: it holds a non-target (rebuilds with targets < n only; else null)
-  std::uint8_t* border;    ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
+  std::uint32_t* border;   ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
 
   /// A row entry is a list position, with this bit set when the pair crosses a periodic face (its source is used at
   /// the image nearest the target; the other entries are used as stored, with no image arithmetic per pair).
@@ -433,8 +433,7 @@ struct ListMarkLate {
 /// around its own holds one, else an interior row (0): interior rows read the targets' positions only.
 template <class Real, int Dim>
 struct ListMarkBorder {
-  ListShape<Real, Dim> s;          ///< the list
-  std::uint32_t* flags = nullptr;  ///< also 1 / 0 here, for ListCompactParts (null: not)
+  ListShape<Real, Dim> s;  ///< the list
   template <class A>
   CELLINT_HD void operator()(A&, Index t) const {
     if (!s.ctrl[ListWord::active]) return;
@@ -446,23 +445,21 @@ struct ListMarkBorder {
         for (Index k = c0; k < c1; ++k) border = border || s.late[k] != 0;
       });
     }
-    s.border[t] = border ? 1 : 0;
-    if (flags) flags[t] = border ? 1u : 0u;
+    s.border[t] = border ? 1u : 0u;
   }
 };
 
 /// After a rebuild with targets < n (host-driven: NeighborList::build()): the list positions of the interior rows in
-/// list order, then those of the border rows, from the border flags and their exclusive scan (scan[n]: border rows).
+/// list order, then those of the border rows, from the border marks and their exclusive scan (scan[n]: border rows).
 template <class Real, int Dim>
 struct ListCompactParts {
-  ListShape<Real, Dim> s;      ///< the list
-  const std::uint32_t* flags;  ///< 1 for a border row
-  const std::uint32_t* scan;   ///< exclusive scan of flags, n + 1 entries
-  Index* rows;                 ///< out: n list positions
+  ListShape<Real, Dim> s;     ///< the list
+  const std::uint32_t* scan;  ///< exclusive scan of s.border, n + 1 entries
+  Index* rows;                ///< out: n list positions
   template <class A>
   CELLINT_HD void operator()(A&, Index t) const {
     const Index before = static_cast<Index>(scan[t]), interior = s.n - static_cast<Index>(scan[s.n]);
-    rows[flags[t] ? interior + before : t - before] = t;
+    rows[s.border[t] ? interior + before : t - before] = t;
   }
 };
 
@@ -645,18 +642,17 @@ struct ListInteract {
   F f;                     ///< the functor
   typename T::Accum* out;  ///< one accumulator per slot
   Index group;             ///< threads per target
-  int part = 0;            ///< the rows computed (see ListShape::in_part()); the others' outputs are left alone
-  const Index* rows = nullptr;  ///< target k is list position rows[k] (null: k)
-  Index count = -1;             ///< targets (< 0: s.n)
+  int part;                ///< the rows computed (see ListShape::in_part()); the others' outputs are left alone
+  const Index* rows;       ///< target k is list position rows[k] (null: k, filtered by `part`)
+  Index count;             ///< targets: rows[0 .. count), or list positions 0 .. count
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const Index id = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
-    const Index targets = count < 0 ? s.n : count;
     if constexpr (T::addable) {
       if (group > 1) {
         using Accum = typename T::Accum;
         const Index k = id / group, g = id % group;
-        const bool mine = k < targets && (rows || s.in_part(k, part));
+        const bool mine = k < count && (rows || s.in_part(k, part));
         const Index t = mine && rows ? rows[k] : k;
         Accum* sh = b.template shared<Accum>();
         Accum acc{};
@@ -676,7 +672,7 @@ struct ListInteract {
         return;
       }
     }
-    if (id >= targets) return;
+    if (id >= count) return;
     const Index t = rows ? rows[id] : id;
     if (!rows && !s.in_part(t, part)) return;
     Index slot;
