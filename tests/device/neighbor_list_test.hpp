@@ -1,4 +1,4 @@
-// Neighbour lists: the rows against a double-precision all-pairs oracle (every pair within the cutoff present, each
+// Neighbour lists: the rows against a double-precision all-pairs oracle (every pair within cutoff + skin present, each
 // pair once in half lists, nothing beyond cutoff + skin), interaction over the rows against the oracle before and
 // after the particles move, the rebuild trigger, overflow growth, and bad input.
 #pragma once
@@ -65,8 +65,8 @@ Box<Real, Dim> make_box(int cells, bool periodic) {
   return box;
 }
 
-/// Rows against the oracle: complete within the cutoff, nothing beyond cutoff + skin, no self, no duplicate, and in a
-/// half list each pair in exactly one of its two rows.
+/// Rows against the oracle: complete within cutoff + skin (what later steps rely on), nothing beyond it, no self, no
+/// duplicate, and in a half list each pair in exactly one of its two rows.
 template <class Real, int Dim>
 void check_rows(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim>& list) {
   const auto rows = list.rows(g);
@@ -98,7 +98,7 @@ void check_rows(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim
   }
   for (Index i = 0; i < n && bad < 5; ++i)
     for (Index j = 0; j < n; ++j) {
-      if (j == i || dist2(box, p, i, j) >= rc * rc * (1 - eps)) continue;
+      if (j == i || dist2(box, p, i, j) >= reach * reach * (1 - eps)) continue;
       const int found =
           int(have[static_cast<std::size_t>(i)].count(j)) + int(have[static_cast<std::size_t>(j)].count(i));
       if (list.half() ? found != 1 : !have[static_cast<std::size_t>(i)].count(j)) {
