@@ -4,7 +4,8 @@
 # neighbour settings (skin 0.3, rebuilt every 20 steps without a check) and double precision; cellint_lj also in
 # float. Prints the ratios and writes benchmarks/results/<OUT_NAME>.json (one record per size and precision).
 #   bash benchmarks/peers/lammps_cpu.sh [path/to/cellint_lj]
-# Needs: apt-get install lammps openmpi-bin. Environment: ROUNDS [3], STEPS [100], OUT_NAME [cpu-lammps-<date>].
+# Needs: apt-get install lammps openmpi-bin. Environment: ROUNDS [3], STEPS [100], OUT_NAME [cpu-lammps-<date>], BUILD_NOTE
+# (how cellint_lj was built, for the records; default "Release (-O3), generic x86-64").
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LJ=${1:-$here/build/examples/lj/cellint_lj}
@@ -45,8 +46,8 @@ for scale in 1 2; do
       "$atoms" "$L" "$prec" "$C" "$ratio"
     [ $first = 1 ] || echo "," >>"$OUT"
     first=0
-    printf '  {"program": "cellint_lj", "peer": "lammps -sf opt, 2 MPI ranks, double", "atoms": %d, "precision": "%s", "steps": %d, "cellint_atom_steps_per_s": %.6g, "lammps_atom_steps_per_s": %.6g, "ratio_vs_lammps": %s, "cpus": %d, "rounds": %d}' \
-      "$atoms" "$prec" "$STEPS" "$C" "$L" "$ratio" "$(nproc)" "$ROUNDS" >>"$OUT"
+    printf '  {"program": "cellint_lj", "peer": "lammps -sf opt, 2 MPI ranks, double", "atoms": %d, "precision": "%s", "steps": %d, "cellint_atom_steps_per_s": %.6g, "lammps_atom_steps_per_s": %.6g, "ratio_vs_lammps": %s, "cpus": %d, "rounds": %d, "build": "%s"}' \
+      "$atoms" "$prec" "$STEPS" "$C" "$L" "$ratio" "$(nproc)" "$ROUNDS" "${BUILD_NOTE:-Release (-O3), generic x86-64}" >>"$OUT"
   done
 done
 echo "]" >>"$OUT"

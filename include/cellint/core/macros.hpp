@@ -53,6 +53,14 @@
 #  define CELLINT_DETAIL_UNROLL4
 #endif
 
+/// A host loop without dependences between its iterations, for the compiler to vectorise (OpenMP's `simd`; without
+/// OpenMP the compiler decides alone, and no pragma warning is raised).
+#if defined(_OPENMP)
+#  define CELLINT_DETAIL_SIMD _Pragma("omp simd")
+#else
+#  define CELLINT_DETAIL_SIMD
+#endif
+
 /// Internal invariant, compiled out with NDEBUG (never used for user input).
 #define CELLINT_ASSERT(cond) assert(cond)
 

@@ -484,7 +484,10 @@ class NeighborList {
         return;
       }
     }
-    detail::parallel_for<Backend>(n_, detail::ListBuildRows<Real, Dim>{s}, stream, 125);
+    if constexpr (Backend::is_gpu_like)
+      detail::parallel_for<Backend>(n_, detail::ListBuildRows<Real, Dim>{s}, stream, 125);
+    else
+      detail::parallel_for<Backend>(n_, detail::ListBuildRowsHost<Real, Dim>{s}, stream, 125);
   }
   // After a build() with targets < n: the interior rows' list positions, then the border rows' (part_rows()).
   void compact_parts(const Grid& grid) {
@@ -553,6 +556,64 @@ class NeighborList {
 };
 
 namespace detail {
+/// half_row() on the host, in chunks of `K` entries: the sources within reach of the chunk are gathered first (their
+/// dr, r2, slot and payload), then the functor runs over them in a loop without branches or dependences, which the
+/// compiler vectorises (each pair into accumulators of its own, added afterwards in order). An overflowed row goes to
+/// half_row().
+template <class T, int K, class F, class Real, int Dim, class Sink>
+typename T::Accum half_row_chunked(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v, const F& f, Index t,
+                                   Index* slot, Sink&& sink) {
+  using Accum = typename T::Accum;
+  const Index m = s.len[t];
+  if (m > s.capacity) return half_row<T>(s, v, f, t, slot, sink);
+  const Vec<Real, Dim> xi = s.packed_position(t, slot);
+  const auto pi = T::load(f, v, *slot);
+  const Real r2max = T::cutoff_test ? cutoff2(s.geo) : s.reach2;
+  Accum acc{};
+  Real dx[Dim][K], r2[K];
+  Index js[K];
+  typename T::Payload pj[K];
+  Accum ai[K], aj[K];
+  const Index* const row = s.nbr + s.at(t, 0);  // entry k at row[k * step]
+  const std::size_t step = s.stride ? static_cast<std::size_t>(s.stride) : 1;
+  const Packed<Real>* const packed = s.packed;
+  for (Index k0 = 0; k0 < m; k0 += K) {
+    const int chunk = m - k0 < K ? static_cast<int>(m - k0) : K;
+    const Index* const entries = row + static_cast<std::size_t>(k0) * step;
+    int kept = 0;
+    for (int q = 0; q < chunk; ++q) {
+      const Index e = entries[static_cast<std::size_t>(q) * step];
+      const Packed<Real>& p = packed[s.entry_position(e)];
+      Vec<Real, Dim> d;
+      for (int c = 0; c < Dim; ++c) d[c] = xi[c] - p.v[c];
+      if (e < 0) s.minimum_image(d);  // the pair crosses a periodic face
+      const Real q2 = norm2(d);
+      for (int c = 0; c < Dim; ++c) dx[c][kept] = d[c];
+      r2[kept] = q2;
+      js[kept] = p.slot();
+      kept += q2 < r2max ? 1 : 0;
+    }
+    if constexpr (!T::position_only)
+      for (int q = 0; q < kept; ++q) pj[q] = T::load(f, v, js[q]);
+    CELLINT_DETAIL_SIMD
+    for (int q = 0; q < kept; ++q) {
+      Vec<Real, Dim> d;
+      for (int c = 0; c < Dim; ++c) d[c] = dx[c][q];
+      ai[q] = Accum{};
+      aj[q] = Accum{};
+      if constexpr (T::position_only)
+        f.symmetric(ai[q], aj[q], pi, pi, d, r2[q]);
+      else
+        f.symmetric(ai[q], aj[q], pi, pj[q], d, r2[q]);
+    }
+    for (int q = 0; q < kept; ++q) {
+      add_accum<T>(acc, ai[q]);
+      sink(js[q], aj[q]);
+    }
+  }
+  return acc;
+}
+
 /// Host half list: each thread walks a contiguous range of rows into accumulators of its own (thread 0 into `out`),
 /// then the copies are added: no atomics, no colouring.
 template <class B, class R, int D, class F>
@@ -570,7 +631,8 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
     const Index hi = static_cast<Index>(static_cast<long long>(n) * (th + 1) / threads);
     for (Index t = lo; t < hi; ++t) {  // only this thread writes its copy: plain adds
       Index slot;
-      const Accum acc = half_row<T>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { add_accum<T>(o[j], aj); });
+      const Accum acc =
+          half_row_chunked<T, 64>(s, v, f, t, &slot, [&](Index j, const Accum& aj) { add_accum<T>(o[j], aj); });
       add_accum<T>(o[slot], acc);
     }
   });

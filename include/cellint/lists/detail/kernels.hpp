@@ -149,25 +149,14 @@ struct ListShape {
   template <int Batch = 1, class Fn>
   CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn, Index lane = 0,
                                      Index lanes = 1) const {
-    Index c[Dim];
-    geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
-    for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
-      Vec<Real, Dim> xs;  // the target relative to the range's image: dr = xs - x_u
-      bool image = false;
-      for (int d = 0; d < Dim; ++d) {
-        xs[d] = xt[d] - shift[d];
-        image = image || shift[d] != Real(0);
-      }
-      auto visit = [&](Index u, const Packed<Real>& p) {
-        if (half ? u <= t : u == t) return;
+    for_each_candidate_run(t, xt, [&](Index u, Index u1, const Vec<Real, Dim>& xs, bool image) {
+      auto visit = [&](Index v, const Packed<Real>& p) {
+        if (v == t) return;
         Vec<Real, Dim> dr;
         for (int d = 0; d < Dim; ++d) dr[d] = xs[d] - p.v[d];
         const Real r2 = norm2(dr);
-        if (r2 < r2max) fn(u, p.slot(), dr, r2, image);
+        if (r2 < r2max) fn(v, p.slot(), dr, r2, image);
       };
-      const Index u1 = static_cast<Index>(start[c1]);
-      Index u = static_cast<Index>(start[c0]);
-      if (half && u <= t) u = t + 1;  // a half row holds later list positions only: skip the rest of the range
       if (lanes > 1) u += (lane - u % lanes + lanes) % lanes;
       // records loaded in batches before any is used: the loop is bound by their latency, not by the arithmetic
       if constexpr (Batch > 1) {
@@ -178,6 +167,25 @@ struct ListShape {
         }
       }
       for (; u < u1; u += lanes) visit(u, packed[u]);
+    });
+  }
+  /// Calls fn(u0, u1, xs, image) for each run [u0, u1) of candidate list positions around list position t (the list
+  /// cells adjacent along X, one image each; with `half` only u > t): xs = xt less the run's image shift, so that dr =
+  /// xs - x_u, and `image` whether that shift is not zero. The run may hold t itself (full lists).
+  template <class Fn>
+  CELLINT_HD void for_each_candidate_run(Index t, const Vec<Real, Dim>& xt, Fn&& fn) const {
+    Index c[Dim];
+    geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
+    for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
+      Vec<Real, Dim> xs;
+      bool image = false;
+      for (int d = 0; d < Dim; ++d) {
+        xs[d] = xt[d] - shift[d];
+        image = image || shift[d] != Real(0);
+      }
+      Index u = static_cast<Index>(start[c0]);
+      if (half && u <= t) u = t + 1;  // a half row holds later list positions only: skip the rest of the range
+      fn(u, static_cast<Index>(start[c1]), xs, image);
     });
   }
   /// The continuous position of list position t: its position at the last rebuild (wrapped into the box) plus its
@@ -472,6 +480,41 @@ struct ListBuildRows {
   CELLINT_HD void operator()(A& a, Index t) const {
     if (!s.ctrl[ListWord::active]) return;
     const Index m = s.find_row(t, [&](Index k, Index u) { s.nbr[s.at(t, k)] = u; });
+    s.len[t] = m;
+    if (m > 0) a.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
+  }
+};
+
+/// Rebuild step 4 on the host: the rows of ListBuildRows, the same entries in the same order, found without a branch
+/// per candidate. Each candidate range (cells adjacent along X, one image) is a run of list positions; every candidate
+/// is written at the row's next free word and the count advances only for those within reach, so the loop carries no
+/// unpredictable branch (about one candidate in six is kept). Past the capacity the writes go to a scratch word: the
+/// row keeps its true length, and interact() scans an overflowed row's cells.
+template <class Real, int Dim>
+struct ListBuildRowsHost {
+  ListShape<Real, Dim> s;  ///< the list
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index t) const {
+    if (!s.ctrl[ListWord::active]) return;
+    Index m = 0;
+    if (s.has_row(t)) {
+      using U = std::uint32_t;
+      Index* const row = s.nbr + s.at(t, 0);  // entry k at row[k * step]
+      const std::size_t step = s.stride ? static_cast<std::size_t>(s.stride) : 1;
+      const Index cap = s.capacity;
+      Index scratch = 0;
+      s.for_each_candidate_run(t, s.packed_position(t), [&](Index u, Index u1, const Vec<Real, Dim>& xs, bool image) {
+        const U mark = image ? ListShape<Real, Dim>::image_bit : 0u;
+        for (; u < u1; ++u) {
+          const Packed<Real>& p = s.packed[u];
+          Real r2 = 0;
+          for (int d = 0; d < Dim; ++d) r2 += (xs[d] - p.v[d]) * (xs[d] - p.v[d]);
+          Index* const to = m < cap ? row + static_cast<std::size_t>(m) * step : &scratch;
+          *to = static_cast<Index>(static_cast<U>(u) | mark);
+          m += (r2 < s.reach2) & (u != t);
+        }
+      });
+    }
     s.len[t] = m;
     if (m > 0) a.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(m));
   }
