@@ -57,6 +57,14 @@ CELLINT_HD CELLINT_INLINE double round_down(double x) {
 #endif
 }
 
+/// a * b in the accumulation type Acc: with Acc wider than Real (mixed precision: float positions, double sums) the
+/// factors are widened first, so that the product is exact (24 x 24 bits fit 53) and an accumulating `acc += ...`
+/// becomes one double multiply-add on GPUs instead of a float multiply, a conversion and a double add.
+template <class Acc, class Real>
+CELLINT_HD CELLINT_INLINE Acc product_in(Real a, Real b) {
+  return static_cast<Acc>(a) * static_cast<Acc>(b);
+}
+
 /// IEEE division: `rcp(x) = 1 / x`, correctly rounded (the default).
 struct ExactMath {
   /// The reciprocal of x.

@@ -67,7 +67,7 @@ struct LennardJones {
   CELLINT_HD void operator()(Accum& a, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr, Real r2) const {
     Real fr;
     const Real e = eval(r2, fr);
-    for (int d = 0; d < Dim; ++d) a.force[d] += static_cast<Acc>(fr * dr[d]);
+    for (int d = 0; d < Dim; ++d) a.force[d] += product_in<Acc>(fr, dr[d]);
     a.energy += static_cast<Acc>(Real(0.5) * e);
     a.virial += static_cast<Acc>(Real(0.5) * fr * r2);
   }
@@ -77,8 +77,8 @@ struct LennardJones {
     Real fr;
     const Real e = eval(r2, fr);
     for (int d = 0; d < Dim; ++d) {
-      ai.force[d] += static_cast<Acc>(fr * dr[d]);
-      aj.force[d] -= static_cast<Acc>(fr * dr[d]);
+      ai.force[d] += product_in<Acc>(fr, dr[d]);
+      aj.force[d] -= product_in<Acc>(fr, dr[d]);
     }
     ai.energy += static_cast<Acc>(Real(0.5) * e);
     aj.energy += static_cast<Acc>(Real(0.5) * e);
@@ -110,7 +110,7 @@ struct LennardJonesForces : LennardJones<Real, Dim, Acc, Math> {
   CELLINT_HD void operator()(Accum& a, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr, Real r2) const {
     Real fr;
     this->eval(r2, fr);
-    for (int d = 0; d < Dim; ++d) a.force[d] += static_cast<Acc>(fr * dr[d]);
+    for (int d = 0; d < Dim; ++d) a.force[d] += product_in<Acc>(fr, dr[d]);
   }
   /// Newton's-third-law form for half lists and half-shell strategies.
   CELLINT_HD void symmetric(Accum& ai, Accum& aj, const NoPayload&, const NoPayload&, const Vec<Real, Dim>& dr,
@@ -118,8 +118,8 @@ struct LennardJonesForces : LennardJones<Real, Dim, Acc, Math> {
     Real fr;
     this->eval(r2, fr);
     for (int d = 0; d < Dim; ++d) {
-      ai.force[d] += static_cast<Acc>(fr * dr[d]);
-      aj.force[d] -= static_cast<Acc>(fr * dr[d]);
+      ai.force[d] += product_in<Acc>(fr, dr[d]);
+      aj.force[d] -= product_in<Acc>(fr, dr[d]);
     }
   }
 };

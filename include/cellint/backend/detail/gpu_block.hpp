@@ -108,6 +108,43 @@ __global__ void block_kernel(Kernel k) {
   k(b);
 }
 
+/// A block kernel's occupancy request: a kernel type that declares `static constexpr unsigned launch_max_threads`
+/// (the largest block it is launched with) and `launch_min_blocks` (blocks of that size one multiprocessor should
+/// hold; 0: no request) runs through bounded_block_kernel, so that the compiler keeps its registers within that occupancy.
+template <class K, class = void>
+struct LaunchBounds {
+  static constexpr bool declared = false;
+};
+template <class K>
+struct LaunchBounds<K, std::void_t<decltype(K::launch_max_threads), decltype(K::launch_min_blocks)>> {
+  static constexpr bool declared = K::launch_min_blocks > 0;
+  static constexpr unsigned max_threads = K::launch_max_threads;
+  static constexpr unsigned min_blocks = K::launch_min_blocks;
+};
+
+/// block_kernel with the kernel type's LaunchBounds. On HIP only the block size is passed (the second argument of
+/// __launch_bounds__ means warps per execution unit there).
+template <class Kernel>
+__global__ void
+#if defined(CELLINT_COMPILER_HIP)
+__launch_bounds__(LaunchBounds<Kernel>::max_threads)
+#else
+__launch_bounds__(LaunchBounds<Kernel>::max_threads, LaunchBounds<Kernel>::min_blocks)
+#endif
+    bounded_block_kernel(Kernel k) {
+  GpuBlock b;
+  k(b);
+}
+
+/// The __global__ function that runs `Kernel`: bounded_block_kernel when it declares LaunchBounds, else block_kernel.
+template <class Kernel>
+constexpr auto block_kernel_for() {
+  if constexpr (LaunchBounds<Kernel>::declared)
+    return &bounded_block_kernel<Kernel>;
+  else
+    return &block_kernel<Kernel>;
+}
+
 /// A value per device that never changes once known (a kernel's register-limited block size): computed on first use,
 /// then read without calling the runtime. One instance per kernel type.
 struct PerDeviceValue {

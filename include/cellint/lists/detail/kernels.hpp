@@ -680,6 +680,9 @@ CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real,
 template <class F, class Real, int Dim>
 struct ListInteract {
   using T = FunctorTraits<F, Real, Dim>;
+  static constexpr unsigned launch_max_threads = 128;  ///< (interact_list's block)
+  /// float positions: 40 warps per multiprocessor (at most 48 registers)
+  static constexpr unsigned launch_min_blocks = sizeof(Real) == 4 ? 10 : 0;
   ListShape<Real, Dim> s;  ///< the list
   GridView<Real, Dim> v;   ///< the grid
   F f;                     ///< the functor

@@ -185,7 +185,7 @@ struct GpuBackend {
       static SharedOptIn opt_in;  // one per kernel type
       opt_in.template ensure<Kernel>(shape);
     }
-    block_kernel<Kernel><<<shape.grid, shape.block, shape.shared_bytes, s>>>(kernel);
+    block_kernel_for<Kernel>()<<<shape.grid, shape.block, shape.shared_bytes, s>>>(kernel);
     const typename RT::Error e = RT::GetLastError();
     if (e != RT::Success) throw_launch_error(e, describe_launch<Kernel>(shape), "to launch", shape);
 #if defined(CELLINT_DEBUG_SYNC)
@@ -204,7 +204,7 @@ struct GpuBackend {
     static PerDeviceValue cache;  // one per kernel type: strategies ask on every call
     return cache.get(current_device(), [] {
       typename RT::FuncAttributes a{};
-      CELLINT_GPU_CHECK(RT, FuncGetAttributes(&a, reinterpret_cast<const void*>(&block_kernel<Kernel>)));
+      CELLINT_GPU_CHECK(RT, FuncGetAttributes(&a, reinterpret_cast<const void*>(block_kernel_for<Kernel>())));
       return a.maxThreadsPerBlock;
     });
   }
@@ -477,7 +477,7 @@ struct GpuBackend {
       if (granted.size() <= static_cast<std::size_t>(dev)) granted.resize(dev + 1, 0);
       if (granted[dev] >= bytes) return;
       const typename RT::Error e = RT::FuncSetMaxDynamicSharedMemorySize(
-          reinterpret_cast<const void*>(&block_kernel<Kernel>), static_cast<int>(bytes));
+          reinterpret_cast<const void*>(block_kernel_for<Kernel>()), static_cast<int>(bytes));
       if (e != RT::Success)
         throw_gpu_error<RT>(e,
                             cat(RT::name, "FuncSetAttribute(MaxDynamicSharedMemorySize, ", bytes, ") for ",
