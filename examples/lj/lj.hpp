@@ -64,6 +64,7 @@ struct Options {
                               ///< re-bins when an atom moved more than skin/2
   int neigh_every = 1;        ///< list: look at the displacements every N steps (LAMMPS every)
   bool neigh_check = true;    ///< list: false rebuilds every neigh_every steps (LAMMPS check no)
+  std::string neigh_trigger = "auto";  ///< list: auto | pairs | half-skin (cellint::ListOptions::trigger)
   int sort_every = 1000;      ///< list: re-sort the atoms by cell every N steps (0: never)
   bool breakdown = false;     ///< time each phase (waits for the device at every phase)
   bool stats = false;         ///< print the statistics of the first force and energy passes (cellint::CallStats)
@@ -102,6 +103,7 @@ struct Result {
   std::vector<long> rebuild_steps;  ///< steps at which the list was rebuilt (list mode)
   cellint::Index list_capacity = 0; ///< row entries of the list at the end
   cellint::Index row_threads = 0;   ///< GPU threads per row of the pair kernel (full lists; 1 on the CPU)
+  bool pair_check = false;          ///< the list's displacement check looked at pairs (cellint::RebuildTrigger)
   std::string strategy;             ///< strategy of the last interact() call
   bool strategy_changed = false;    ///< Auto switched strategy during the run
   double tuning_s = 0;              ///< time Auto spent timing strategies in the setup
@@ -367,6 +369,9 @@ class Simulation {
       lo.every = o_.neigh_every;
       lo.row_threads = o_.row_threads;
       lo.check = o_.neigh_check;
+      lo.trigger = o_.neigh_trigger == "pairs"       ? cellint::RebuildTrigger::Pairs
+                   : o_.neigh_trigger == "half-skin" ? cellint::RebuildTrigger::HalfSkin
+                                                     : cellint::RebuildTrigger::Auto;
       lo.layout = o_.layout == "rows"      ? cellint::ListLayout::Rows
                   : o_.layout == "columns" ? cellint::ListLayout::Columns
                                            : cellint::ListLayout::Auto;
@@ -383,6 +388,8 @@ class Simulation {
   const Grid& grid() const { return grid_; }
   /// none, full or half.
   const std::string& mode() const { return mode_; }
+  /// Whether the list's displacement check looks at pairs.
+  bool checks_pairs() const { return list_ && list_->checks_pairs(); }
   /// The list skin of a run (0.3 by default), or the cell skin without a list.
   static double skin(const Options& o) {
     return o.skin >= 0 ? o.skin : list_mode<Backend>(o) != "none" ? 0.3 : 0.0;
@@ -451,6 +458,7 @@ class Simulation {
     if (list_) {
       res.rebuilds = look_at_list(res).builds - builds0;
       res.list_capacity = list_->capacity();
+      res.pair_check = list_->checks_pairs();
       res.row_threads = Backend::is_gpu_like && !list_->half() ? list_->row_threads_for(grid_.size()) : 1;
     }
     if (xyz) std::fclose(xyz);
@@ -756,9 +764,11 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
       prev = s;
     }
     std::fprintf(f,
-                 "  \"list_detail\": {\"every\": %d, \"check\": %s, \"sort_every\": %d, \"capacity\": %d, "
+                 "  \"list_detail\": {\"every\": %d, \"check\": %s, \"pair_check\": %s, \"sort_every\": %d, "
+                 "\"capacity\": %d, "
                  "\"row_threads\": %d, \"sorts\": %ld, \"rebuild_intervals\": {",
-                 o.neigh_every, o.neigh_check ? "true" : "false", o.sort_every, r.list_capacity, r.row_threads, r.sorts);
+                 o.neigh_every, o.neigh_check ? "true" : "false", r.pair_check ? "true" : "false", o.sort_every,
+                 r.list_capacity, r.row_threads, r.sorts);
     bool first = true;
     for (const auto& h : hist) {
       std::fprintf(f, "%s\"%ld\": %ld", first ? "" : ", ", h.first, h.second);
@@ -820,7 +830,9 @@ int run(const Options& o) {
       geo.cells[2], static_cast<double>(geo.width[0]),
       sim.mode() != "none"
           ? (sim.mode() + " Verlet list, skin " + std::to_string(Simulation<Backend, Real, Acc>::skin(o)) +
-             (o.neigh_check ? ", rebuilt on the device when an atom moved > skin/2"
+             (o.neigh_check ? (sim.checks_pairs()
+                                   ? ", rebuilt on the device when an atom past skin/2 may have closed in on a neighbour"
+                                   : ", rebuilt on the device when an atom moved > skin/2")
                             : ", rebuilt every " + std::to_string(o.neigh_every) + " steps"))
                 .c_str()
       : o.skin > 0

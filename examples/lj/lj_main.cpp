@@ -43,6 +43,10 @@ void usage(const char* prog) {
       "  --neigh-every N     list: look at the displacements every N steps (default 1)\n"
       "  --neigh-check yes|no  list: no = rebuild every N steps whatever moved (LAMMPS in.lj uses\n"
       "                      every 20, check no); default yes\n"
+      "  --neigh-trigger T   list: pairs = rebuild when an atom past skin/2 and a neighbour may have\n"
+      "                      closed in by their distance at the last rebuild less the cutoff;\n"
+      "                      half-skin = when any atom moved more than skin/2; auto (default): pairs\n"
+      "                      from 250,000 atoms\n"
       "  --sort N            list: re-sort the atoms by cell every N steps (default 1000; 0: never)\n"
       "  --layout L          list rows: auto (columns on a GPU, rows on the CPU) | rows | columns\n"
       "  --row-threads N     list: GPU threads per row in the pair kernel, 1 | 2 | 4 | 8 (default 0:\n"
@@ -92,6 +96,11 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--list") o.list = args.value();
     else if (a == "--neigh-every") o.neigh_every = args.integer();
     else if (a == "--neigh-check") o.neigh_check = args.yes_no();
+    else if (a == "--neigh-trigger") {
+      o.neigh_trigger = args.value();
+      if (o.neigh_trigger != "auto" && o.neigh_trigger != "pairs" && o.neigh_trigger != "half-skin")
+        args.fail("--neigh-trigger must be auto, pairs or half-skin");
+    }
     else if (a == "--sort") o.sort_every = args.integer();
     else if (a == "--breakdown") o.breakdown = true;
     else if (a == "--stats") o.stats = true;

@@ -403,6 +403,8 @@ TEST_CASE("neighbour lists: interior and border rows (ListPart)", CELLINT_TEST_T
 
 TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sanitize]") {
   const float rc = 1, skin = 0.4f;
+  // the narrowest list cell is cutoff + skin wide (7 / 5 along z): with the pair check too, any particle past skin / 2
+  // rebuilds (see the next test case for the pairs)
   CellGrid<B, float, 3> g(make_box<float, 3>(4, true), rc);
   g.build(make_positions(g.geometry(), 3, Distribution::Uniform, fresh_seed()));
   NeighborList<B, float, 3> list(g, skin);
@@ -442,6 +444,110 @@ TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sani
   CHECK_THROWS_WITH(interact(list, g, count, out), Catch::Contains("older binning"));
   list.update(g);
   CHECK_NOTHROW(interact(list, g, count, out));
+}
+
+/// Slot of the particle with user index `user`.
+template <class Real, int Dim>
+Index slot_of(const CellGrid<B, Real, Dim>& g, Index user) {
+  std::vector<Index> orig(static_cast<std::size_t>(g.size()));
+  B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
+  return static_cast<Index>(std::find(orig.begin(), orig.end(), user) - orig.begin());
+}
+
+/// The pair check (RebuildTrigger::Pairs): a particle past skin / 2 rebuilds only together with a particle that closed
+/// in on it, or when it moved farther than (narrowest cell - cutoff) / 2; the interaction stays exact throughout.
+template <class Real>
+void check_pair_trigger(bool half) {
+  const std::uint64_t seed = fresh_seed();
+  INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, seed " << seed);
+  const Real rc = 1, skin = Real(0.3);
+  // list cells of 1.5 in a periodic cube of 6: a particle may move (1.5 - 1) / 2 = 0.25 before it rebuilds alone
+  CellGrid<B, Real, 3> g(Box<Real, 3>::cube(Real(0), Real(6), true), rc);
+  Positions<Real, 3> p;
+  const double at[4][3] = {{1.2, 1.1, 1.3}, {2.52, 1.1, 1.3}, {4.2, 4.1, 4.3}, {4.2, 5.0, 4.3}};
+  for (const auto& x : at)  // 0 and 1: 1.32 apart (beyond the reach of 1.3: no row holds the pair); 2 and 3: 0.9
+    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 6);
+  for (int k = 0; k < 60; ++k)  // others, which stay where they are
+    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(u(rng)));
+  g.build(p);
+  std::vector<Real> q(static_cast<std::size_t>(g.size()), Real(1));
+  const auto charge = g.attach(q);
+  ListOptions o;
+  o.half = half;
+  const NeighborList<B, Real, 3> automatic(g, skin, o);
+  CHECK_FALSE(automatic.checks_pairs());  // (Auto: pairs from NeighborList::pairs_from particles)
+  o.trigger = RebuildTrigger::Pairs;
+  NeighborList<B, Real, 3> list(g, skin, o);
+  CHECK(list.checks_pairs());
+  o.trigger = RebuildTrigger::HalfSkin;
+  NeighborList<B, Real, 3> plain(g, skin, o);  // any particle past skin / 2 rebuilds
+  const long b0 = list.check(g).builds, p0 = plain.check(g).builds;
+  auto move = [&](Index user, int axis, double by) {
+    auto sp = sorted_positions(g);
+    const Index s = slot_of(g, user);
+    sp[axis][static_cast<std::size_t>(s)] = static_cast<Real>(double(sp[axis][static_cast<std::size_t>(s)]) + by);
+    set_positions(g, sp);
+    list.update(g);
+    plain.update(g);
+  };
+  move(0, 0, 0.18);  // towards 1, past skin / 2: alone it cannot close the 0.32 between the pair and the cutoff
+  CHECK(list.check(g).builds == b0);
+  CHECK(plain.check(g).builds == p0 + 1);
+  check_interaction(g, list, charge, q);
+  move(1, 0, -0.16);  // 1 towards 0: together 0.34, the pair (now 0.98 apart) is within the cutoff
+  CHECK(list.check(g).builds == b0 + 1);
+  check_interaction(g, list, charge, q);
+  move(2, 2, 0.2);  // past skin / 2 with a partner the rows hold: no rebuild
+  CHECK(list.check(g).builds == b0 + 1);
+  check_interaction(g, list, charge, q);
+  move(2, 2, 0.06);  // 0.26 from its place at the rebuild: past (1.5 - 1) / 2
+  CHECK(list.check(g).builds == b0 + 2);
+  check_interaction(g, list, charge, q);
+  check_rows(g, list);
+}
+
+/// The pair check under random moves: a dense system in cells with room (a particle may move 0.25 alone), moved in
+/// small random steps; after every update the interaction against the oracle, whether the list rebuilt or not.
+template <class Real>
+void check_pair_trigger_random(bool half, Distribution dist) {
+  const std::uint64_t seed = fresh_seed();
+  INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, " << to_string(dist)
+                                                << ", seed " << seed);
+  CellGrid<B, Real, 3> g(Box<Real, 3>::cube(Real(0), Real(6), true), Real(1));
+  g.build(make_positions(g.geometry(), 4, dist, seed));
+  std::vector<Real> q(static_cast<std::size_t>(g.size()));
+  std::mt19937_64 rng(seed ^ 0x51D);
+  for (Real& v : q) v = static_cast<Real>(std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+  const auto charge = g.attach(q);
+  ListOptions o;
+  o.half = half;
+  o.trigger = RebuildTrigger::Pairs;
+  NeighborList<B, Real, 3> list(g, Real(0.3), o);
+  o.trigger = RebuildTrigger::HalfSkin;
+  NeighborList<B, Real, 3> plain(g, Real(0.3), o);
+  long spared = 0;  // updates where a particle past skin / 2 rebuilt the plain list but not this one
+  for (int round = 0; round < 8; ++round) {
+    INFO("round " << round);
+    jiggle(g, 0.1, seed + 1 + static_cast<std::uint64_t>(round), round % 3 == 2);
+    const long b = list.check(g).builds, pb = plain.check(g).builds;
+    list.update(g);
+    plain.update(g);
+    spared += plain.check(g).builds > pb && list.check(g).builds == b;
+    check_interaction(g, list, charge, q);
+  }
+  INFO("updates spared a rebuild: " << spared);
+  CHECK(list.check(g).builds <= plain.check(g).builds);
+}
+
+TEST_CASE("neighbour lists: the rebuild trigger looks at pairs", CELLINT_TEST_TAG "[lists][sanitize]") {
+  for (bool half : {false, true}) {
+    check_pair_trigger<float>(half);
+    check_pair_trigger<double>(half);
+    check_pair_trigger_random<float>(half, Distribution::Uniform);
+    check_pair_trigger_random<double>(half, Distribution::Clustered);
+  }
 }
 
 TEST_CASE("neighbour lists: rows that overflow are served from the cells, then grow",

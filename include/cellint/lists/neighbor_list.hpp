@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,29 @@ enum class ListPart {
   Border,    ///< the other rows
 };
 
+/// How update() decides that a list's rows must be rebuilt (ListOptions::trigger, when ListOptions::check is on). Both
+/// keep every pair within the cutoff in the rows.
+enum class RebuildTrigger {
+  /// Pairs for lists of NeighborList::pairs_from particles or more, else HalfSkin: the pair check costs a launch per
+  /// update and a walk over the cells around each particle past skin / 2, which pays where rebuilds cost more than
+  /// that (in.lj on an H200: +1.9 % at 256,000 atoms, +4 % at 2M; -13 % at 62,500; see docs/lists.md).
+  Auto,
+  /// A particle that moved more than skin / 2 since the last rebuild asks for a rebuild only when, with a particle of
+  /// the cells around it, it moved (relative to that particle) by as much as their distance at the last rebuild less
+  /// the cutoff - so that no pair that the rows do not hold can have come within the cutoff - or when it moved farther
+  /// than (narrowest list cell - cutoff) / 2. Rebuilds less often than HalfSkin.
+  Pairs,
+  /// Any particle that moved more than skin / 2 since the last rebuild (LAMMPS `neigh_modify check yes`).
+  HalfSkin,
+};
+
 /// How a NeighborList is kept. The defaults check the displacements at every update(), like LAMMPS's
-/// `neigh_modify every 1 delay 0 check yes`.
+/// `neigh_modify every 1 delay 0 check yes` (with RebuildTrigger::Auto's pair check on large lists).
 struct ListOptions {
   bool half = false;   ///< each pair once (Newton's third law): needs the functor's symmetric() and an addable Accum
   int every = 1;       ///< look at the displacements (or rebuild, without `check`) only at every k-th update()
   bool check = true;   ///< false: rebuild at every k-th update() unconditionally (LAMMPS `check no`)
+  RebuildTrigger trigger = RebuildTrigger::Auto;  ///< what the displacement check looks at (with `check`)
   Index capacity = 0;  ///< row entries to start with (0: estimated from the density); rows grow when one overflows
   ListLayout layout = ListLayout::Auto;  ///< row layout
   /// GPU full lists: threads per row in interact() (1, 2, 4 or 8; 0: chosen from the particle count, so that the
@@ -65,7 +83,8 @@ struct ListStats {
 /// A Verlet neighbour list of the particles of a CellGrid: for each particle, the particles within cutoff + skin (all
 /// of them, or with ListOptions::half each pair once), found through a cell grid of its own whose cells are at least
 /// cutoff + skin wide. interact(list, grid, f, out) then evaluates the pairs within the cutoff from the rows; the rows
-/// stay valid while no particle moves more than skin / 2, which update() checks on the backend. On the backend the
+/// stay valid while no particle moves more than skin / 2 (or, with RebuildTrigger::Pairs, while no two particles that
+/// the rows do not pair can have come within the cutoff), which update() checks on the backend. On the backend the
 /// rows are kept in *list order* (particles ordered by list cell at the last rebuild); rows() shows them by slot.
 ///
 /// A time step calls update(grid) after moving the positions (grid.positions(d), in place) and then interact():
@@ -140,7 +159,8 @@ class NeighborList {
   }
 
   /// One step's list maintenance, issued without waiting for the device: checks the displacements since the last
-  /// rebuild (every ListOptions::every calls) and rebuilds on the backend when a particle moved more than skin / 2.
+  /// rebuild (every ListOptions::every calls) and rebuilds on the backend when a particle moved more than skin / 2
+  /// (RebuildTrigger::HalfSkin) or when a pair may have come within the cutoff (RebuildTrigger::Pairs).
   /// After grid.rebuild() or grid.build() it rebuilds at once.
   void update(const Grid& grid) {
     ++updates_;
@@ -151,7 +171,10 @@ class NeighborList {
     const bool look = updates_ % opts_.every == 0;
     pack(grid, look && opts_.check, true);
     if (!look) return;
-    if (!opts_.check) detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
+    if (!opts_.check)
+      detail::parallel_for<Backend>(1, detail::ListRequest{ctrl_.data()}, grid.stream());
+    else if (checks_pairs())
+      check_movers(grid);
     enqueue_rebuild(grid);
     parts_known_ = false;  // (the backend may rebuild: the parts' row lists of build() would be stale)
   }
@@ -231,6 +254,12 @@ class NeighborList {
     return st;
   }
 
+  /// Particles from which RebuildTrigger::Auto chooses Pairs.
+  static constexpr Index pairs_from = 250000;
+  /// Whether the displacement check looks at pairs (RebuildTrigger::Pairs, or Auto for this many particles).
+  bool checks_pairs() const {
+    return opts_.trigger == RebuildTrigger::Pairs || (opts_.trigger == RebuildTrigger::Auto && n_ >= pairs_from);
+  }
   /// The interaction cutoff (the grid's).
   Real cutoff() const { return geo_.cutoff; }
   /// The skin: rows hold the pairs within cutoff() + skin().
@@ -357,6 +386,18 @@ class NeighborList {
     const bool split = s.targets < n_;
     s.late = split ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
     s.border = split ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
+    s.movers = checks_pairs() && n_ ? const_cast<Index*>(movers_.data()) : nullptr;
+    s.mover_cap = static_cast<Index>(movers_.size());
+    // a move past far2 rebuilds at once: pairs of cells that are not adjacent are a cell apart at least
+    double box_extent = 0, narrowest = static_cast<double>(geo_.width[0]);
+    for (int d = 0; d < Dim; ++d) {
+      narrowest = std::min(narrowest, static_cast<double>(geo_.width[d]));
+      box_extent = std::max(box_extent, std::abs(static_cast<double>(geo_.box.origin[d])) +
+                                            static_cast<double>(geo_.box.lengths[d]));
+    }
+    s.slack = static_cast<Real>(16 * std::numeric_limits<Real>::epsilon() * box_extent);
+    const double far = std::max(0.0, 0.5 * (narrowest - static_cast<double>(geo_.cutoff)) - s.slack);
+    s.far2 = static_cast<Real>(far * far);
     return s;
   }
   /// Throws unless the rows belong to the grid's current binning.
@@ -370,6 +411,7 @@ class NeighborList {
 
  private:
   static constexpr Index log_size = 4096;
+  static constexpr std::size_t mover_room = 1024;  // particles the pair check looks at in one update (more: rebuild)
 
   static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin) {
     CELLINT_EXPECTS(std::isfinite(skin) && skin >= 0, "cellint::NeighborList: the skin must be >= 0 and finite, got ",
@@ -407,6 +449,7 @@ class NeighborList {
     for (auto* b : {&cell_of_, &rank_}) sized(*b, m);
     sized(packed_, m);
     sized(border_, m + 1);  // (one past the end: 0, where the scan of compact_parts() ends)
+    sized(movers_, std::min<std::size_t>(m, mover_room));
     for (auto& r : ref_) sized(r, m);
   }
   // Sets the size to m with 1/16 room when it grows: a grid whose count moves a little at each rebuild (an MPI rank's
@@ -450,12 +493,24 @@ class NeighborList {
   }
 
   // Packs the positions for interact(); with `check`, raises a rebuild request on the backend when a particle moved
-  // more than skin / 2.
+  // more than skin / 2 (with the pair check: lists it for check_movers(), unless it moved too far for that).
   // `which`: 0 every position, 1 the targets', 2 the others' (see update(grid, part)).
   void pack(const Grid& grid, bool check, bool count, int which = 0) {
     if (!n_) return;
     detail::parallel_for<Backend>(
         n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count, which}, grid.stream());
+  }
+
+  // The pair check (RebuildTrigger::Pairs): the particles that the pack listed, against their neighbours. On GPUs a
+  // warp per listed particle (on most updates none is listed, and every thread returns at once; with 1,024 threads
+  // in all, a few hundred listed particles took longer than the rest of a step at 62,500 atoms).
+  void check_movers(const Grid& grid) {
+    if (!n_) return;
+    const Index lanes = Backend::is_gpu_like ? (Backend::device_memory ? 32 : 8) : 1;
+    const Index threads =
+        Backend::is_gpu_like ? (Backend::device_memory ? lanes * static_cast<Index>(movers_.size()) : 64) : 1;
+    detail::parallel_for<Backend>(threads, detail::ListCheckMovers<Real, Dim>{shape(grid), threads, lanes},
+                                  grid.stream());
   }
 
   // The rebuild sequence: each kernel returns at once unless a rebuild was requested.
@@ -543,7 +598,7 @@ class NeighborList {
   long logged_ = 0;
   std::uint32_t grid_serial_ = 0;
   std::uint64_t grid_binning_ = 0;
-  Buffer<Backend, Index> nbr_, len_, ids_, log_;
+  Buffer<Backend, Index> nbr_, len_, ids_, log_, movers_;
   Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_, tile_sum_;
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];

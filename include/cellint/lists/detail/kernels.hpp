@@ -26,6 +26,7 @@ struct ListWord {
   static constexpr int longest = 3;  ///< the longest row the rebuilds found since the host last looked
   static constexpr int bad = 4;      ///< the lowest slot whose position is not finite (INT_MAX: none)
   static constexpr int updates = 5;  ///< update() calls (counted on the backend, so that recorded steps count too)
+  static constexpr int movers = 6;   ///< particles past skin / 2 listed by this update's pack (the pair check)
   static constexpr int count = 8;    ///< words allocated
 };
 
@@ -87,6 +88,10 @@ struct ListShape {
   Index targets;           ///< rows only for the slots of user index < targets (n: every slot)
   std::uint8_t* late;      ///< per list cell: it holds a non-target (rebuilds with targets < n only; else null)
   std::uint32_t* border;   ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
+  Index* movers;           ///< the pair check's particles (list positions; RebuildTrigger::Pairs), or null
+  Index mover_cap;         ///< room in `movers`: more such particles rebuild at once
+  Real far2;               ///< a move longer than sqrt(far2) rebuilds at once: ((narrowest cell - cutoff) / 2 - slack)^2
+  Real slack;              ///< rounding allowance of the pair check (a few ulps of the box's coordinates)
 
   /// A row entry is a list position, with this bit set when the pair crosses a periodic face (its source is used at
   /// the image nearest the target; the other entries are used as stored, with no image arithmetic per pair).
@@ -199,6 +204,12 @@ struct ListShape {
     for (int d = 0; d < Dim; ++d) y[d] = ref[d][t] + dx[d];
     return y;
   }
+  /// How far list position t has moved since the last rebuild, as the last update() packed it.
+  CELLINT_HD Vec<Real, Dim> displacement(Index t) const {
+    Vec<Real, Dim> d;
+    for (int q = 0; q < Dim; ++q) d[q] = packed[t].v[q] - ref[q][t];
+    return d;
+  }
   /// The packed position of list position t (as the last update() saw it); its slot goes to *slot if given.
   CELLINT_HD Vec<Real, Dim> packed_position(Index t, Index* slot = nullptr) const {
     const Packed<Real> p = packed[t];
@@ -241,8 +252,10 @@ struct ListShape {
 };
 
 /// Packs the position of list position t (slot ids[t]) for interact(), continued from the last rebuild (see
-/// ListShape::continued()), and with `check` raises `request` when it moved farther than sqrt(limit2) since the last
-/// rebuild (or is not finite). `which`: 0 every list position, 1 the targets only, 2 the other particles only.
+/// ListShape::continued()), and with `check` looks at how far it moved since the last rebuild: past sqrt(limit2) (skin
+/// / 2) it raises `request`, or, with the pair check (s.movers), lists t for ListCheckMovers unless it moved past
+/// sqrt(s.far2) too (or is not finite, or the list is full: then `request`). `which`: 0 every list position, 1 the
+/// targets only, 2 the other particles only.
 template <class Real, int Dim>
 struct ListPack {
   ListShape<Real, Dim> s;  ///< the list
@@ -260,7 +273,59 @@ struct ListPack {
     Real moved2;
     const Vec<Real, Dim> x = s.continued(t, s.position(i), moved2);
     s.packed[t] = Packed<Real>::template make<Dim>(x, i);
-    if (check && !(moved2 <= limit2)) a.atomic_max(&s.ctrl[ListWord::request], 1u);
+    if (check && !(moved2 <= limit2)) {
+      if (s.movers && moved2 <= s.far2) {
+        const unsigned k = a.atomic_add(&s.ctrl[ListWord::movers], 1u);
+        if (k < static_cast<unsigned>(s.mover_cap)) {
+          s.movers[k] = t;
+          return;
+        }
+      }
+      a.atomic_max(&s.ctrl[ListWord::request], 1u);
+    }
+  }
+};
+
+/// The pair check of update() (RebuildTrigger::Pairs), after the pack: for each particle t that moved more than skin
+/// / 2 since the last rebuild, the particles u of the 3^Dim list cells around its cell. A pair that the rows do not
+/// hold was at least cutoff + skin apart at the rebuild (r0); it can have come within the cutoff only if the two moved,
+/// relative to each other, by r0 - cutoff or more (|x_t - x_u| >= r0 - |d_t - d_u|). Such a pair raises `request`.
+/// Pairs of cells farther apart are at least the narrowest cell apart, and the pack bounds each move by half of that
+/// less the cutoff (far2). `lanes` threads share a particle's candidates; `threads` run in all (a small launch: most
+/// updates list no particle and every thread returns at once).
+template <class Real, int Dim>
+struct ListCheckMovers {
+  ListShape<Real, Dim> s;  ///< the list
+  Index threads;           ///< threads launched
+  Index lanes;             ///< threads per listed particle
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index id) const {
+    const unsigned listed = s.ctrl[ListWord::movers];
+    const Index m = listed < static_cast<unsigned>(s.mover_cap) ? static_cast<Index>(listed) : s.mover_cap;
+    if (m == 0 || s.ctrl[ListWord::request]) return;
+    const Index lane = id % lanes, groups = threads / lanes;
+    const Real held2 = s.reach2 * Real(0.99999);  // (pairs at the edge of the reach count as not held)
+    for (Index k = id / lanes; k < m; k += groups) {
+      const Index t = s.movers[k];
+      const Vec<Real, Dim> dt = s.displacement(t);
+      Index c[Dim];
+      s.geo.coords(static_cast<Index>(s.cell_of[s.ids[t]]), c);
+      for_each_neighbor_range<true>(s.geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
+        for (Index u = static_cast<Index>(s.start[c0]) + lane; u < static_cast<Index>(s.start[c1]); u += lanes) {
+          if (u == t) continue;
+          Vec<Real, Dim> r0, rel;
+          const Vec<Real, Dim> du = s.displacement(u);
+          for (int d = 0; d < Dim; ++d) {
+            r0[d] = (s.ref[d][t] - shift[d]) - s.ref[d][u];  // (as the row build found it)
+            rel[d] = dt[d] - du[d];
+          }
+          const Real r02 = norm2(r0);
+          if (r02 < held2) continue;
+          const Real room = std::sqrt(r02) - s.geo.cutoff - s.slack;
+          if (room <= Real(0) || norm2(rel) >= room * room) a.atomic_max(&s.ctrl[ListWord::request], 1u);
+        }
+      });
+    }
   }
 };
 
@@ -279,6 +344,7 @@ struct ListBinCount {
   ListShape<Real, Dim> s;  ///< the list
   template <class A>
   CELLINT_HD void operator()(A& a, Index i) const {
+    if (i == 0) s.ctrl[ListWord::movers] = 0u;  // (ListCheckMovers, which ran before, is done with them)
     if (!s.ctrl[ListWord::request]) return;
     Index cell;
     if (!s.cell_of_position(s.position(i), cell)) a.atomic_min(&s.ctrl[ListWord::bad], static_cast<unsigned>(i));
