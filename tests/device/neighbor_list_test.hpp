@@ -158,6 +158,15 @@ void jiggle(CellGrid<B, Real, Dim>& g, double max_step, std::uint64_t seed, bool
   set_positions(g, p);
 }
 
+/// Charges in [0.5, 1.5) for the grid's particles (user order), from `seed`.
+template <class Real, int Dim>
+std::vector<Real> random_charges(const CellGrid<B, Real, Dim>& g, std::uint64_t seed) {
+  std::vector<Real> q(static_cast<std::size_t>(g.size()));
+  std::mt19937_64 rng(seed);
+  for (Real& v : q) v = static_cast<Real>(std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+  return q;
+}
+
 template <class Real, int Dim>
 void check_case(int cells, double ppc, Distribution dist, bool periodic, bool half, int row_threads = 0) {
   const std::uint64_t seed = fresh_seed();
@@ -167,9 +176,7 @@ void check_case(int cells, double ppc, Distribution dist, bool periodic, bool ha
   const Real rc = 1, skin = Real(0.3);
   CellGrid<B, Real, Dim> g(make_box<Real, Dim>(cells, periodic), rc);
   g.build(make_positions(g.geometry(), ppc, dist, seed));
-  std::vector<Real> q(static_cast<std::size_t>(g.size()));
-  std::mt19937_64 rng(seed ^ 0xC4A9);
-  for (Real& v : q) v = static_cast<Real>(std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+  const auto q = random_charges(g, seed ^ 0xC4A9);
   const auto charge = g.attach(q);
   ListOptions o;
   o.half = half;
@@ -517,9 +524,7 @@ void check_pair_trigger_random(bool half, Distribution dist) {
                                                 << ", seed " << seed);
   CellGrid<B, Real, 3> g(Box<Real, 3>::cube(Real(0), Real(6), true), Real(1));
   g.build(make_positions(g.geometry(), 4, dist, seed));
-  std::vector<Real> q(static_cast<std::size_t>(g.size()));
-  std::mt19937_64 rng(seed ^ 0x51D);
-  for (Real& v : q) v = static_cast<Real>(std::uniform_real_distribution<double>(0.5, 1.5)(rng));
+  const auto q = random_charges(g, seed ^ 0x51D);
   const auto charge = g.attach(q);
   ListOptions o;
   o.half = half;
