@@ -61,6 +61,19 @@
 #  define CELLINT_DETAIL_SIMD
 #endif
 
+/// A host hot loop compiled for three x86-64 levels (baseline, v3: AVX2 + FMA, v4: AVX-512), the best one for the
+/// CPU chosen when the program loads (GCC's `target_clones`): a build for generic x86-64, as distributions make,
+/// still runs the loop with the CPU's vectors. Only with GCC 11 or later on x86-64 Linux, outside nvcc and hipcc, when
+/// the build does not target AVX2 already (-march=native, -march=x86-64-v3, ...), and unless CELLINT_NO_HOST_CLONES
+/// is defined.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && defined(__x86_64__) && defined(__linux__) && \
+    !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__HIP__) && !defined(__AVX2__) &&                  \
+    !defined(CELLINT_NO_HOST_CLONES)
+#  define CELLINT_DETAIL_HOST_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#  define CELLINT_DETAIL_HOST_CLONES
+#endif
+
 /// Internal invariant, compiled out with NDEBUG (never used for user input).
 #define CELLINT_ASSERT(cond) assert(cond)
 

@@ -613,10 +613,10 @@ class NeighborList {
 namespace detail {
 /// half_row() on the host, in chunks of `K` entries: the sources within reach of the chunk are gathered first (their
 /// dr, r2, slot and payload), then the functor runs over them in a loop without branches or dependences, which the
-/// compiler vectorises (each pair into accumulators of its own, added afterwards in order). An overflowed row goes to
-/// half_row().
+/// compiler vectorises (each pair into accumulators of its own, added afterwards in order), for the CPU's vector
+/// width (CELLINT_DETAIL_HOST_CLONES). An overflowed row goes to half_row().
 template <class T, int K, class F, class Real, int Dim, class Sink>
-typename T::Accum half_row_chunked(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v, const F& f, Index t,
+CELLINT_DETAIL_HOST_CLONES typename T::Accum half_row_chunked(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v, const F& f, Index t,
                                    Index* slot, Sink&& sink) {
   using Accum = typename T::Accum;
   const Index m = s.len[t];

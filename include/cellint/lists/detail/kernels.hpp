@@ -560,7 +560,7 @@ template <class Real, int Dim>
 struct ListBuildRowsHost {
   ListShape<Real, Dim> s;  ///< the list
   template <class A>
-  CELLINT_HD void operator()(A& a, Index t) const {
+  CELLINT_HD CELLINT_DETAIL_HOST_CLONES void operator()(A& a, Index t) const {
     if (!s.ctrl[ListWord::active]) return;
     Index m = 0;
     if (s.has_row(t)) {
