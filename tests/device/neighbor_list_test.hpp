@@ -516,22 +516,22 @@ void check_pair_trigger(bool half) {
 }
 
 /// The pair check under random moves: a dense system in cells with room (a particle may move 0.25 alone), moved in
-/// small random steps; after every update the interaction against the oracle, whether the list rebuilt or not.
-template <class Real>
-void check_pair_trigger_random(bool half, Distribution dist) {
+/// small random steps (2D and 3D, periodic and open); after every update the interaction against the oracle, whether the list rebuilt or not.
+template <class Real, int Dim>
+void check_pair_trigger_random(bool half, Distribution dist, bool periodic) {
   const std::uint64_t seed = fresh_seed();
-  INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, " << to_string(dist)
-                                                << ", seed " << seed);
-  CellGrid<B, Real, 3> g(Box<Real, 3>::cube(Real(0), Real(6), true), Real(1));
-  g.build(make_positions(g.geometry(), 4, dist, seed));
+  INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, "
+             << to_string(dist) << (periodic ? ", periodic" : ", open") << ", seed " << seed);
+  CellGrid<B, Real, Dim> g(Box<Real, Dim>::cube(Real(0), Real(6), periodic), Real(1));
+  g.build(make_positions(g.geometry(), Dim == 3 ? 4 : 6, dist, seed));
   const auto q = random_charges(g, seed ^ 0x51D);
   const auto charge = g.attach(q);
   ListOptions o;
   o.half = half;
   o.trigger = RebuildTrigger::Pairs;
-  NeighborList<B, Real, 3> list(g, Real(0.3), o);
+  NeighborList<B, Real, Dim> list(g, Real(0.3), o);
   o.trigger = RebuildTrigger::HalfSkin;
-  NeighborList<B, Real, 3> plain(g, Real(0.3), o);
+  NeighborList<B, Real, Dim> plain(g, Real(0.3), o);
   long spared = 0;  // updates where a particle past skin / 2 rebuilt the plain list but not this one
   for (int round = 0; round < 8; ++round) {
     INFO("round " << round);
@@ -550,8 +550,10 @@ TEST_CASE("neighbour lists: the rebuild trigger looks at pairs", CELLINT_TEST_TA
   for (bool half : {false, true}) {
     check_pair_trigger<float>(half);
     check_pair_trigger<double>(half);
-    check_pair_trigger_random<float>(half, Distribution::Uniform);
-    check_pair_trigger_random<double>(half, Distribution::Clustered);
+    check_pair_trigger_random<float, 3>(half, Distribution::Uniform, true);
+    check_pair_trigger_random<double, 3>(half, Distribution::Clustered, true);
+    check_pair_trigger_random<float, 2>(half, Distribution::Uniform, false);
+    check_pair_trigger_random<double, 2>(half, Distribution::Clustered, true);
   }
 }
 
