@@ -34,6 +34,7 @@ for line in open(sys.argv[1]):
     rebuilds[(int(c), t)].append(1000 * int(m.group(1)) / int(m.group(2)))
 for c in sorted({c for c, _ in rate}):
     a, b = statistics.median(rate[(c, "half-skin")]), statistics.median(rate[(c, "pairs")])
-    print("%9d atoms: half-skin %.4g, pairs %.4g atom-steps/s, pairs / half-skin %.3f; rebuilds per 1,000 steps %.0f -> %.0f"
-          % (4 * c ** 3, a, b, b / a, statistics.median(rebuilds[(c, "half-skin")]), statistics.median(rebuilds[(c, "pairs")])))
+    ra, rb = (statistics.median(rebuilds[(c, t)]) for t in ("half-skin", "pairs"))
+    print("%9d atoms: half-skin %.4g, pairs %.4g atom-steps/s, pairs / half-skin %.3f; "
+          "rebuilds per 1,000 steps %.0f -> %.0f" % (4 * c ** 3, a, b, b / a, ra, rb))
 PY

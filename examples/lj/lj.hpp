@@ -830,9 +830,9 @@ int run(const Options& o) {
       geo.cells[2], static_cast<double>(geo.width[0]),
       sim.mode() != "none"
           ? (sim.mode() + " Verlet list, skin " + std::to_string(Simulation<Backend, Real, Acc>::skin(o)) +
-             (o.neigh_check ? (sim.checks_pairs()
-                                   ? ", rebuilt on the device when an atom past skin/2 may have closed in on a neighbour"
-                                   : ", rebuilt on the device when an atom moved > skin/2")
+             (o.neigh_check ? (sim.checks_pairs() ? ", rebuilt on the device when an atom past skin/2 may have "
+                                                    "closed in on a neighbour"
+                                                  : ", rebuilt on the device when an atom moved > skin/2")
                             : ", rebuilt every " + std::to_string(o.neigh_every) + " steps"))
                 .c_str()
       : o.skin > 0

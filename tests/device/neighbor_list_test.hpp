@@ -516,7 +516,8 @@ void check_pair_trigger(bool half) {
 }
 
 /// The pair check under random moves: a dense system in cells with room (a particle may move 0.25 alone), moved in
-/// small random steps (2D and 3D, periodic and open); after every update the interaction against the oracle, whether the list rebuilt or not.
+/// small random steps (2D and 3D, periodic and open); after every update the interaction against the oracle, whether
+/// the list rebuilt or not.
 template <class Real, int Dim>
 void check_pair_trigger_random(bool half, Distribution dist, bool periodic) {
   const std::uint64_t seed = fresh_seed();

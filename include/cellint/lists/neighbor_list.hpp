@@ -616,8 +616,9 @@ namespace detail {
 /// compiler vectorises (each pair into accumulators of its own, added afterwards in order), for the CPU's vector
 /// width (CELLINT_DETAIL_HOST_CLONES). An overflowed row goes to half_row().
 template <class T, int K, class F, class Real, int Dim, class Sink>
-CELLINT_DETAIL_HOST_CLONES typename T::Accum half_row_chunked(const ListShape<Real, Dim>& s, const GridView<Real, Dim>& v, const F& f, Index t,
-                                   Index* slot, Sink&& sink) {
+CELLINT_DETAIL_HOST_CLONES typename T::Accum half_row_chunked(const ListShape<Real, Dim>& s,
+                                                              const GridView<Real, Dim>& v, const F& f, Index t,
+                                                              Index* slot, Sink&& sink) {
   using Accum = typename T::Accum;
   const Index m = s.len[t];
   if (m > s.capacity) return half_row<T>(s, v, f, t, slot, sink);

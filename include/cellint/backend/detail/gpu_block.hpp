@@ -110,7 +110,8 @@ __global__ void block_kernel(Kernel k) {
 
 /// A block kernel's occupancy request: a kernel type that declares `static constexpr unsigned launch_max_threads`
 /// (the largest block it is launched with) and `launch_min_blocks` (blocks of that size one multiprocessor should
-/// hold; 0: no request) runs through bounded_block_kernel, so that the compiler keeps its registers within that occupancy.
+/// hold; 0: no request) runs through bounded_block_kernel, so that the compiler keeps its registers within that
+/// occupancy.
 template <class K, class = void>
 struct LaunchBounds {
   static constexpr bool declared = false;

@@ -90,7 +90,7 @@ struct ListShape {
   std::uint32_t* border;   ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
   Index* movers;           ///< the pair check's particles (list positions; RebuildTrigger::Pairs), or null
   Index mover_cap;         ///< room in `movers`: more such particles rebuild at once
-  Real far2;               ///< a move longer than sqrt(far2) rebuilds at once: ((narrowest cell - cutoff) / 2 - slack)^2
+  Real far2;               ///< a move past sqrt(far2) rebuilds at once: ((narrowest cell - cutoff) / 2 - slack)^2
   Real slack;              ///< rounding allowance of the pair check (a few ulps of the box's coordinates)
 
   /// A row entry is a list position, with this bit set when the pair crosses a periodic face (its source is used at
