@@ -7,7 +7,8 @@
 # JSON of each stays as a_c<cells>.json and b_c<cells>.json.
 #   bash tools/ab_lists.sh BASE_DIR [cells ...]      (default cells: 25 80; results under $OUT or /tmp/ab)
 # Environment: ROUNDS [3], EXTRA (demo options for both, e.g. "--precision mixed"), NCU [1; 0: no profiles], NVCC_B
-# (extra nvcc options for B only: with BASE_DIR `.` B is the working tree built with a macro, e.g. -DNDEBUG).
+# (extra nvcc options for B only: with BASE_DIR `.` B is the working tree built with a macro, e.g. -DNDEBUG), REUSE
+# [0; 1: keep the two binaries a run before left in $OUT].
 set -uo pipefail
 BASE=${1:?usage: tools/ab_lists.sh BASE_DIR [cells ...]}
 shift
@@ -17,6 +18,7 @@ R=${OUT:-/tmp/ab}
 mkdir -p "$R"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$R/gpu.txt"
 flags=(-O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Iexamples)
+if [ "${REUSE:-0}" = 1 ] && [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ]; then :; else  # REUSE=1: the binaries of a run before
 nvcc "${flags[@]}" ${NVCC_B:-} -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
 # the base tree's demo too when it has one (then A is that tree as a whole)
 if [ -f "$BASE/examples/lj/lj_main.cu" ]; then
@@ -26,6 +28,7 @@ else
   nvcc "${flags[@]}" -I"$BASE/include" examples/lj/lj_main.cu -o "$R/lj_a" >"$R/build_a.log" 2>&1 &
 fi
 wait
+fi
 [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ] || { tail -20 "$R"/build_*.log; exit 1; }
 steps_for() { case $1 in 20|25) echo 4000;; 40) echo 2000;; 80) echo 400;; *) echo 60;; esac; }
 # rate JSON COMMAND...: runs the demo, keeps its JSON (the last round's stays) and prints its rate

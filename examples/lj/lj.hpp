@@ -326,15 +326,22 @@ std::string list_mode(const Options& o) {
   return Backend::is_gpu_like ? "full" : "half";
 }
 
+/// The LJ functors' arithmetic: IEEE division (cellint::ExactMath). A build with
+/// -DCELLINT_LJ_MATH=cellint::FastMath takes the GPU's approximate reciprocal in float instead
+/// (about 1 ulp; see docs/functors.md), for measuring what the division costs.
+#ifndef CELLINT_LJ_MATH
+#  define CELLINT_LJ_MATH cellint::ExactMath
+#endif
+
 /// An LJ system of `Real` positions (float or double) and `Acc` velocities, forces and energy
 /// sums on `Backend`.
 template <class Backend, class Real, class Acc>
 class Simulation {
  public:
   using Grid = cellint::CellGrid<Backend, Real, 3>;
-  using Potential = cellint::LennardJones<Real, 3, Acc>;
+  using Potential = cellint::LennardJones<Real, 3, Acc, CELLINT_LJ_MATH>;
   using Accum = typename Potential::Accum;  // force, energy, virial: thermo steps
-  using ForcesOnly = cellint::LennardJonesForces<Real, 3, Acc>;
+  using ForcesOnly = cellint::LennardJonesForces<Real, 3, Acc, CELLINT_LJ_MATH>;
   using Force = typename ForcesOnly::Accum;  // the force alone: every step
   using List = cellint::NeighborList<Backend, Real, 3>;
 

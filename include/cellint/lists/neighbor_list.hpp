@@ -140,7 +140,7 @@ class NeighborList {
     CELLINT_EXPECTS(grid.geometry().cutoff == geo_.cutoff && same_box(grid.geometry().box),
                     "cellint::NeighborList::build: the grid's box or cutoff differ from the ones the list was made "
                     "for; make a new list for this grid");
-    if (grid.size() != n_) resize(grid.size());
+    if (grid.size() != n_) resize(grid.size(), grid.stream());
     grid_serial_ = grid.serial();
     grid_binning_ = grid.binning_count();
     if (capacity_ == 0) capacity_ = initial_capacity(grid.size());
@@ -441,13 +441,17 @@ class NeighborList {
   static Index round8(double x) { return static_cast<Index>(std::min(2.0e9, std::ceil(x / 8) * 8)); }
   static Index grown(Index longest) { return round8(1.15 * longest + 8); }
 
-  void resize(Index n) {
+  template <class Stream>
+  void resize(Index n, Stream stream) {
     n_ = n;
     parts_known_ = false;
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
     for (auto* b : {&len_, &ids_}) sized(*b, m);
     for (auto* b : {&cell_of_, &rank_}) sized(*b, m);
-    sized(packed_, m);
+    // records past the end for the row build's batches (ListBuildRowsStaged::find_lane), zeroed
+    constexpr std::size_t pad = detail::ListBuildRowsStaged<Real, Dim>::padding;
+    sized(packed_, m + pad);
+    Backend::fill_bytes(packed_.data() + m, 0, pad * sizeof(detail::Packed<Real>), stream);
     sized(border_, m + 1);  // (one past the end: 0, where the scan of compact_parts() ends)
     sized(movers_, std::min<std::size_t>(m, mover_room));
     for (auto& r : ref_) sized(r, m);

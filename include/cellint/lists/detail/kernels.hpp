@@ -598,9 +598,46 @@ struct ListBuildRowsStaged {
   ListShape<Real, Dim> s;  ///< the list (column-major rows)
   /// Threads per row.
   static constexpr int lanes = 2;
+  /// Staged words per row: `capacity`, and after each lane's part one that takes the entries past it.
+  CELLINT_HD static std::size_t row_words(Index capacity) { return static_cast<std::size_t>(capacity) + lanes; }
   /// Shared memory for a block of `rows` rows.
   static std::size_t shared_bytes(Index capacity, int rows) {
-    return sizeof(Index) * (static_cast<std::size_t>(capacity) * rows + static_cast<std::size_t>(lanes) * rows + 1);
+    return sizeof(Index) * (row_words(capacity) * rows + static_cast<std::size_t>(lanes) * rows + 1);
+  }
+  /// Records loaded before any is used.
+  static constexpr int batch = 8;
+  /// Records the list's `packed` holds past its last particle: what a batch may read past the end of its run.
+  static constexpr std::size_t padding = batch * lanes;
+  /// The candidates of row t on lane `lane` (list positions u with u % lanes == lane): those within reach are written
+  /// to at[0], at[rows], ..., at[room * rows], the last word taking every entry past `room`; returns how many were
+  /// found. No branch per candidate: the tests are predicates on the store and the count, and a batch's loads past the
+  /// end of its run read the records after it (`packed` has batch * lanes records of padding), whose tests then fail.
+  /// The loop is bound by instruction issue, not by its loads: the entries are formed with their image mark (`v`
+  /// below; list positions are below 2^31, the mark is the top bit) and compared as such.
+  CELLINT_HD Index find_lane(Index t, int lane, Index* at, Index room, int rows) const {
+    using U = std::uint32_t;
+    Index m = 0;
+    const Real reach2 = s.reach2;
+    s.for_each_candidate_run(t, s.packed_position(t), [&](Index u, Index u1, const Vec<Real, Dim>& xs, bool image) {
+      const U mark = image ? ListShape<Real, Dim>::image_bit : 0u, self = static_cast<U>(t) | mark,
+              end = static_cast<U>(u1) | mark;
+      u += (lane - u % lanes + lanes) % lanes;
+      for (; u < u1; u += batch * lanes) {
+        const Packed<Real>* const from = s.packed + u;
+        Packed<Real> p[batch];
+        for (int q = 0; q < batch; ++q) p[q] = from[q * lanes];
+        const U first = static_cast<U>(u) | mark;
+        for (int q = 0; q < batch; ++q) {
+          const U v = first + static_cast<U>(q * lanes);
+          Real r2 = 0;
+          for (int d = 0; d < Dim; ++d) r2 += (xs[d] - p[q].v[d]) * (xs[d] - p[q].v[d]);
+          const bool keep = (r2 < reach2) & (v != self) & (v < end);
+          if (keep) at[(m < room ? m : room) * rows] = static_cast<Index>(v);
+          m += keep ? 1 : 0;
+        }
+      }
+    });
+    return m;
   }
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
@@ -608,24 +645,17 @@ struct ListBuildRowsStaged {
     const int rows = static_cast<int>(b.block_size()) / lanes;
     // word k of row r at k * rows + r; then each row's count per lane; then the block's longest stored row
     Index* sh = b.template shared<Index>();
-    Index* found = sh + static_cast<std::size_t>(s.capacity) * rows;
+    Index* found = sh + row_words(s.capacity) * rows;
     unsigned* longest = reinterpret_cast<unsigned*>(found + lanes * rows);
     const int t = static_cast<int>(b.thread_rank()), r = t / lanes, lane = t % lanes;
     auto word = [&](Index k, int rr) -> Index& { return sh[static_cast<std::size_t>(k) * rows + rr]; };
     if (t == 0) *longest = 0;
     b.sync();
     const Index first = static_cast<Index>(b.block_rank()) * rows, row = first + r;
-    const Index cap = s.capacity, half = (cap + 1) / 2;  // words [0, half) for the first lane, [half, cap) the second
-    const Index base = lane == 0 ? 0 : half, room = lane == 0 ? half : cap - half;
-    Index m = 0;
-    if (row < s.n)
-      m = s.find_row(
-          row,
-          [&](Index k, Index u) {
-            if (k < room) word(base + k, r) = u;
-          },
-          Index(lane), Index(lanes));
-    found[lane * rows + r] = m;
+    // words [0, half) for the first lane and [half + 1, cap + 1) for the second, each followed by its overflow word
+    const Index cap = s.capacity, half = (cap + 1) / 2;
+    const Index base = lane == 0 ? 0 : half + 1, room = lane == 0 ? half : cap - half;
+    found[lane * rows + r] = row < s.n && s.has_row(row) ? find_lane(row, lane, &word(base, r), room, rows) : 0;
     b.sync();
     if (row < s.n && lane == 0) {
       const Index m0 = found[r], m1 = found[rows + r], all = m0 + m1;
@@ -648,7 +678,7 @@ struct ListBuildRowsStaged {
       const int rr = static_cast<int>(e % rows);
       const Index front = found[rr], all = front + found[rows + rr];
       if (first + rr < s.n && k < all && all <= cap)
-        s.nbr[s.at(first + rr, k)] = word(k < front ? k : half + (k - front), rr);
+        s.nbr[s.at(first + rr, k)] = word(k < front ? k : half + 1 + (k - front), rr);
     }
   }
 };
@@ -656,30 +686,56 @@ struct ListBuildRowsStaged {
 /// Calls fn(x_u, j) for the entries k0, k0 + step, ... < m of row t: x_u the source's packed position (at the image
 /// nearest xt for an entry across a periodic face: the shift applied to the source, so that the pair term forms dr
 /// once; minimum_image() is the same rule on dr), j its slot. `Batch` entries and then their records are loaded
-/// before any is used, and the image test comes after the loads: the loop is bound by their latency.
+/// before any is used: the loop is bound by their latency and by instruction issue. Hence the entries are read through
+/// a pointer that steps along the row, a record's address is formed in 32 bits, and a batch tests its image marks
+/// once (a mark is rare: one branch per batch, not one per entry).
 CELLINT_HD_WARNING_DISABLE
 template <int Batch, class Real, int Dim, class Fn>
 CELLINT_HD CELLINT_INLINE void for_each_entry(const ListShape<Real, Dim>& s, Index t, Index k0, Index m, Index step,
                                               const Vec<Real, Dim>& xt, Fn&& fn) {
-  auto use = [&](Index e, const Packed<Real>& p) {
+  using U = std::uint32_t;
+  constexpr U image = ListShape<Real, Dim>::image_bit;
+  auto record = [&](Index e) -> const Packed<Real>& {
+    U j = static_cast<U>(e);
+#if defined(__CUDA_ARCH__)
+    // (the mask in 32 bits, out of the optimizer's sight: it otherwise widens the entry first and masks the 64-bit
+    // offset, six instructions per entry instead of two)
+    asm("and.b32 %0, %0, 0x7fffffff;" : "+r"(j));
+#else
+    j &= ~image;
+#endif
+    return s.packed[j];
+  };
+  auto fold = [&](Packed<Real>& p) {  // the source at the image nearest xt
+    for (int d = 0; d < Dim; ++d)
+      if (s.geo.box.periodic[d]) p.v[d] += s.geo.box.lengths[d] * round_nearest((xt[d] - p.v[d]) * s.inv_len[d]);
+  };
+  auto use = [&](const Packed<Real>& p) {
     Vec<Real, Dim> x;
     for (int d = 0; d < Dim; ++d) x[d] = p.v[d];
-    if (e < 0)
-      for (int d = 0; d < Dim; ++d)
-        if (s.geo.box.periodic[d]) x[d] += s.geo.box.lengths[d] * round_nearest((xt[d] - x[d]) * s.inv_len[d]);
     fn(x, p.slot());
   };
+  if (k0 >= m) return;
+  const std::ptrdiff_t next = static_cast<std::ptrdiff_t>(step) * (s.stride ? s.stride : 1);  // entry k to k + step
+  const Index* at = s.nbr + s.at(t, k0);
   Index k = k0;
-  for (; k + (Batch - 1) * step < m; k += Batch * step) {
+  for (; k + (Batch - 1) * step < m; k += Batch * step, at += Batch * next) {
     Index e[Batch];
     Packed<Real> p[Batch];
-    for (int q = 0; q < Batch; ++q) e[q] = s.nbr[s.at(t, k + q * step)];
-    for (int q = 0; q < Batch; ++q) p[q] = s.packed[ListShape<Real, Dim>::entry_position(e[q])];
-    for (int q = 0; q < Batch; ++q) use(e[q], p[q]);
+    for (int q = 0; q < Batch; ++q) e[q] = at[q * next];
+    for (int q = 0; q < Batch; ++q) p[q] = record(e[q]);
+    U marks = 0;
+    for (int q = 0; q < Batch; ++q) marks |= static_cast<U>(e[q]);
+    if (marks & image)
+      for (int q = 0; q < Batch; ++q)
+        if (static_cast<U>(e[q]) & image) fold(p[q]);
+    for (int q = 0; q < Batch; ++q) use(p[q]);
   }
-  for (; k < m; k += step) {
-    const Index e = s.nbr[s.at(t, k)];
-    use(e, s.packed[ListShape<Real, Dim>::entry_position(e)]);
+  for (; k < m; k += step, at += next) {
+    const Index e = *at;
+    Packed<Real> p = record(e);
+    if (static_cast<U>(e) & image) fold(p);
+    use(p);
   }
 }
 
