@@ -32,7 +32,8 @@ if [ -x "$R/lj" ]; then
   cuobjdump -sass "$R/lj" | sass_of 'ListInteract|ListBuildRowsStaged' | gzip >"$R/lj.sass.gz"
 fi
 if [ -x "$R/grav" ]; then
-  prof gravity 'AllPairsInteract<cellint::PlummerGravity' 0 "$R/grav" --n 1000000 --steps 1 --kernel-reps 1 --threads 512
+  prof gravity 'AllPairsInteract<cellint::PlummerGravity' 0 "$R/grav" --n 1000000 --steps 1 --kernel-reps 1 \
+    --threads 512
   cuobjdump -sass "$R/grav" | sass_of 'AllPairsInteract' | gzip >"$R/grav.sass.gz"
 fi
 rm -f "$R/lj" "$R/grav" "$R"/*.ncu-rep

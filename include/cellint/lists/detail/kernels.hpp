@@ -621,21 +621,27 @@ struct ListBuildRowsStaged {
     s.for_each_candidate_run(t, s.packed_position(t), [&](Index u, Index u1, const Vec<Real, Dim>& xs, bool image) {
       const U mark = image ? ListShape<Real, Dim>::image_bit : 0u, self = static_cast<U>(t) | mark,
               end = static_cast<U>(u1) | mark;
-      u += (lane - u % lanes + lanes) % lanes;
-      for (; u < u1; u += batch * lanes) {
+      // N records from u on, each kept by a predicate (with Tail, also inside the run)
+      auto batch_of = [&](auto n, auto tail) {
+        constexpr int N = decltype(n)::value;
         const Packed<Real>* const from = s.packed + u;
-        Packed<Real> p[batch];
-        for (int q = 0; q < batch; ++q) p[q] = from[q * lanes];
+        Packed<Real> p[N];
+        for (int q = 0; q < N; ++q) p[q] = from[q * lanes];
         const U first = static_cast<U>(u) | mark;
-        for (int q = 0; q < batch; ++q) {
+        for (int q = 0; q < N; ++q) {
           const U v = first + static_cast<U>(q * lanes);
           Real r2 = 0;
           for (int d = 0; d < Dim; ++d) r2 += (xs[d] - p[q].v[d]) * (xs[d] - p[q].v[d]);
-          const bool keep = (r2 < reach2) & (v != self) & (v < end);
+          bool keep = (r2 < reach2) & (v != self);
+          if constexpr (decltype(tail)::value) keep = keep & (v < end);
           if (keep) at[(m < room ? m : room) * rows] = static_cast<Index>(v);
           m += keep ? 1 : 0;
         }
-      }
+        u += N * lanes;
+      };
+      u += (lane - u % lanes + lanes) % lanes;
+      for (; u + (batch - 1) * lanes < u1;) batch_of(std::integral_constant<int, batch>{}, std::false_type{});
+      while (u < u1) batch_of(std::integral_constant<int, batch / 2>{}, std::true_type{});
     });
     return m;
   }
@@ -643,14 +649,13 @@ struct ListBuildRowsStaged {
   CELLINT_HD void operator()(Block& b) const {
     if (!s.ctrl[ListWord::active]) return;
     const int rows = static_cast<int>(b.block_size()) / lanes;
-    // word k of row r at k * rows + r; then each row's count per lane; then the block's longest stored row
+    // word k of row r at k * rows + r; then each row's count per lane; then the block's longest row
     Index* sh = b.template shared<Index>();
     Index* found = sh + row_words(s.capacity) * rows;
     unsigned* longest = reinterpret_cast<unsigned*>(found + lanes * rows);
     const int t = static_cast<int>(b.thread_rank()), r = t / lanes, lane = t % lanes;
     auto word = [&](Index k, int rr) -> Index& { return sh[static_cast<std::size_t>(k) * rows + rr]; };
-    if (t == 0) *longest = 0;
-    b.sync();
+    if (t == 0) *longest = 0u;  // (read after the barriers below)
     const Index first = static_cast<Index>(b.block_rank()) * rows, row = first + r;
     // words [0, half) for the first lane and [half + 1, cap + 1) for the second, each followed by its overflow word
     const Index cap = s.capacity, half = (cap + 1) / 2;
@@ -660,10 +665,7 @@ struct ListBuildRowsStaged {
     if (row < s.n && lane == 0) {
       const Index m0 = found[r], m1 = found[rows + r], all = m0 + m1;
       s.len[row] = all;
-      if (all > 0) {
-        b.atomic_max(&s.ctrl[ListWord::longest], static_cast<unsigned>(all));
-        b.atomic_max(longest, static_cast<unsigned>(all < cap ? all : cap));
-      }
+      if (all > 0) b.atomic_max(longest, static_cast<unsigned>(all));
       if (all <= cap && (m0 > half || m1 > cap - half)) {  // a half overflowed: the whole row by this thread
         s.find_row(row, [&](Index k, Index u) { word(k, r) = u; });
         found[r] = all;
@@ -671,14 +673,18 @@ struct ListBuildRowsStaged {
       }
     }
     b.sync();
-    // out, column by column; a row longer than the capacity is left out: interact() scans its cells
-    const Index stored = static_cast<Index>(*longest), threads = static_cast<Index>(b.block_size());
-    for (Index e = t; e < stored * rows; e += threads) {
-      const Index k = e / rows;
-      const int rr = static_cast<int>(e % rows);
-      const Index front = found[rr], all = front + found[rows + rr];
-      if (first + rr < s.n && k < all && all <= cap)
-        s.nbr[s.at(first + rr, k)] = word(k < front ? k : half + 1 + (k - front), rr);
+    // one atomic per block on the list's longest row (one per row, all on one word, queue up in the memory system)
+    if (t == 0 && *longest > 0u) b.atomic_max(&s.ctrl[ListWord::longest], *longest);
+    // out, column by column: thread t writes entries t / rows, t / rows + lanes, ... of row t % rows (neighbouring
+    // threads, neighbouring rows: the writes of an entry go out together); a row longer than the capacity is left
+    // out: interact() scans its cells
+    const int rr = t % rows;
+    const Index front = found[rr], all = front + found[rows + rr];
+    if (first + rr < s.n && all <= cap) {
+      Index k = t / rows;
+      Index* to = s.nbr + s.at(first + rr, k);
+      const std::size_t next = static_cast<std::size_t>(lanes) * static_cast<std::size_t>(s.stride);
+      for (; k < all; k += lanes, to += next) *to = word(k < front ? k : half + 1 + (k - front), rr);
     }
   }
 };
