@@ -18,16 +18,17 @@ R=${OUT:-/tmp/ab}
 mkdir -p "$R"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$R/gpu.txt"
 flags=(-O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Iexamples)
-if [ "${REUSE:-0}" = 1 ] && [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ]; then :; else  # REUSE=1: the binaries of a run before
-nvcc "${flags[@]}" ${NVCC_B:-} -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
-# the base tree's demo too when it has one (then A is that tree as a whole)
-if [ -f "$BASE/examples/lj/lj_main.cu" ]; then
-  nvcc "${flags[@]/-Iexamples/-I$BASE/examples}" -I"$BASE/include" "$BASE/examples/lj/lj_main.cu" -o "$R/lj_a" \
-    >"$R/build_a.log" 2>&1 &
-else
-  nvcc "${flags[@]}" -I"$BASE/include" examples/lj/lj_main.cu -o "$R/lj_a" >"$R/build_a.log" 2>&1 &
-fi
-wait
+# REUSE=1: the binaries a run before left here
+if ! { [ "${REUSE:-0}" = 1 ] && [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ]; }; then
+  nvcc "${flags[@]}" ${NVCC_B:-} -Iinclude examples/lj/lj_main.cu -o "$R/lj_b" >"$R/build_b.log" 2>&1 &
+  # the base tree's demo too when it has one (then A is that tree as a whole)
+  if [ -f "$BASE/examples/lj/lj_main.cu" ]; then
+    nvcc "${flags[@]/-Iexamples/-I$BASE/examples}" -I"$BASE/include" "$BASE/examples/lj/lj_main.cu" -o "$R/lj_a" \
+      >"$R/build_a.log" 2>&1 &
+  else
+    nvcc "${flags[@]}" -I"$BASE/include" examples/lj/lj_main.cu -o "$R/lj_a" >"$R/build_a.log" 2>&1 &
+  fi
+  wait
 fi
 [ -x "$R/lj_a" ] && [ -x "$R/lj_b" ] || { tail -20 "$R"/build_*.log; exit 1; }
 steps_for() { case $1 in 20|25) echo 4000;; 40) echo 2000;; 80) echo 400;; *) echo 60;; esac; }

@@ -98,7 +98,15 @@ struct ListShape {
   static constexpr std::uint32_t image_bit = 0x80000000u;
   /// The list position of a row entry.
   CELLINT_HD static Index entry_position(Index e) {
-    return static_cast<Index>(static_cast<std::uint32_t>(e) & ~image_bit);
+    std::uint32_t j = static_cast<std::uint32_t>(e);
+#if defined(__CUDA_ARCH__)
+    // (the mask in 32 bits, out of the optimizer's sight: in `packed[entry_position(e)]` it otherwise widens the entry
+    // first and masks the 64-bit offset, six instructions per entry of the pair kernel instead of two)
+    asm("and.b32 %0, %0, 0x7fffffff;" : "+r"(j));
+#else
+    j &= ~image_bit;
+#endif
+    return static_cast<Index>(j);
   }
 
   /// Where entry k of row i lives.
@@ -149,11 +157,9 @@ struct ListShape {
   /// positions are the rebuild's positions, wrapped into the box, plus the displacements since: they stay next to
   /// their cells). Cells adjacent along X are one contiguous range of list positions, with one image shift.
   /// `Batch` records are loaded before any is used (8 for the rebuild; 1 for the rare overflow scan inside the pair
-  /// kernels, where eight would cost registers in every thread). With `lanes` > 1 only the list positions u with
-  /// u % lanes == lane are visited (the lanes of one row split its candidates).
+  /// kernels, where eight would cost registers in every thread).
   template <int Batch = 1, class Fn>
-  CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn, Index lane = 0,
-                                     Index lanes = 1) const {
+  CELLINT_HD void for_each_candidate(Index t, const Vec<Real, Dim>& xt, Real r2max, Fn&& fn) const {
     for_each_candidate_run(t, xt, [&](Index u, Index u1, const Vec<Real, Dim>& xs, bool image) {
       auto visit = [&](Index v, const Packed<Real>& p) {
         if (v == t) return;
@@ -162,16 +168,15 @@ struct ListShape {
         const Real r2 = norm2(dr);
         if (r2 < r2max) fn(v, p.slot(), dr, r2, image);
       };
-      if (lanes > 1) u += (lane - u % lanes + lanes) % lanes;
       // records loaded in batches before any is used: the loop is bound by their latency, not by the arithmetic
       if constexpr (Batch > 1) {
-        for (; u + (Batch - 1) * lanes < u1; u += Batch * lanes) {
+        for (; u + (Batch - 1) < u1; u += Batch) {
           Packed<Real> p[Batch];
-          for (int q = 0; q < Batch; ++q) p[q] = packed[u + q * lanes];
-          for (int q = 0; q < Batch; ++q) visit(u + q * lanes, p[q]);
+          for (int q = 0; q < Batch; ++q) p[q] = packed[u + q];
+          for (int q = 0; q < Batch; ++q) visit(u + q, p[q]);
         }
       }
-      for (; u < u1; u += lanes) visit(u, packed[u]);
+      for (; u < u1; ++u) visit(u, packed[u]);
     });
   }
   /// Calls fn(u0, u1, xs, image) for each run [u0, u1) of candidate list positions around list position t (the list
@@ -224,10 +229,10 @@ struct ListShape {
   CELLINT_HD bool in_part(Index t, int part) const {
     return part == 0 || (border ? static_cast<int>(border[t]) : 0) == part - 1;
   }
-  /// Finds row t (the list positions within cutoff + skin; with `lanes` > 1 those of lane `lane`, see
-  /// for_each_candidate()), calls store(k, entry) for the first `capacity` it finds and returns how many it found.
+  /// Finds row t (the list positions within cutoff + skin), calls store(k, entry) for the first `capacity` it finds
+  /// and returns how many it found.
   template <class Store>
-  CELLINT_HD Index find_row(Index t, Store&& store, Index lane = 0, Index lanes = 1) const {
+  CELLINT_HD Index find_row(Index t, Store&& store) const {
     if (!has_row(t)) return 0;
     Index m = 0;
     for_each_candidate<8>(
@@ -235,8 +240,7 @@ struct ListShape {
         [&](Index u, Index, const Vec<Real, Dim>&, Real, bool image) {
           if (m < capacity) store(m, image ? static_cast<Index>(static_cast<std::uint32_t>(u) | image_bit) : u);
           ++m;
-        },
-        lane, lanes);
+        });
     return m;
   }
   /// Rebuild decision, by one thread: `request` becomes `active` and is cleared; a rebuild is counted and logged with
@@ -701,17 +705,7 @@ CELLINT_HD CELLINT_INLINE void for_each_entry(const ListShape<Real, Dim>& s, Ind
                                               const Vec<Real, Dim>& xt, Fn&& fn) {
   using U = std::uint32_t;
   constexpr U image = ListShape<Real, Dim>::image_bit;
-  auto record = [&](Index e) -> const Packed<Real>& {
-    U j = static_cast<U>(e);
-#if defined(__CUDA_ARCH__)
-    // (the mask in 32 bits, out of the optimizer's sight: it otherwise widens the entry first and masks the 64-bit
-    // offset, six instructions per entry instead of two)
-    asm("and.b32 %0, %0, 0x7fffffff;" : "+r"(j));
-#else
-    j &= ~image;
-#endif
-    return s.packed[j];
-  };
+  auto record = [&](Index e) -> const Packed<Real>& { return s.packed[ListShape<Real, Dim>::entry_position(e)]; };
   auto fold = [&](Packed<Real>& p) {  // the source at the image nearest xt
     for (int d = 0; d < Dim; ++d)
       if (s.geo.box.periodic[d]) p.v[d] += s.geo.box.lengths[d] * round_nearest((xt[d] - p.v[d]) * s.inv_len[d]);
