@@ -326,12 +326,20 @@ std::string list_mode(const Options& o) {
   return Backend::is_gpu_like ? "full" : "half";
 }
 
-/// The LJ functors' arithmetic: IEEE division (cellint::ExactMath). A build with
-/// -DCELLINT_LJ_MATH=cellint::FastMath takes the GPU's approximate reciprocal in float instead
-/// (about 1 ulp; see docs/functors.md), for measuring what the division costs.
+/// The LJ functors' arithmetic: cellint::FastMath, the GPU's reciprocal in float (one instruction, about 1 ulp; see
+/// docs/functors.md), as GPU MD codes build their kernels (OpenMM's CUDA platform compiles with --use_fast_math). It
+/// changes GPU runs with float positions only: double precision and the host divide exactly either way. A build with
+/// -DCELLINT_LJ_MATH=cellint::ExactMath takes the IEEE division everywhere.
 #ifndef CELLINT_LJ_MATH
-#  define CELLINT_LJ_MATH cellint::ExactMath
+#  define CELLINT_LJ_MATH cellint::FastMath
 #endif
+/// "fast" or "exact": the division the LJ functors run on `Backend` with `Real` positions (the JSON's `math`).
+template <class Backend, class Real>
+const char* lj_math_name() {
+  const bool fast = std::is_same<CELLINT_LJ_MATH, cellint::FastMath>::value && Backend::device_memory &&
+                    std::is_same<Real, float>::value;
+  return fast ? "fast" : "exact";
+}
 
 /// An LJ system of `Real` positions (float or double) and `Acc` velocities, forces and energy
 /// sums on `Backend`.
@@ -752,8 +760,9 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
                Backend::name(), device.c_str(), threads);
   std::fprintf(
       f,
-      "  \"precision\": \"%s\",\n  \"atoms\": %d,\n  \"unit_cells\": %d,\n  \"density\": %.10g,\n",
-      precision_name<Real, Acc>(), r.atoms, o.cells, o.density);
+      "  \"precision\": \"%s\",\n  \"math\": \"%s\",\n  \"atoms\": %d,\n  \"unit_cells\": %d,\n"
+      "  \"density\": %.10g,\n",
+      precision_name<Real, Acc>(), lj_math_name<Backend, Real>(), r.atoms, o.cells, o.density);
   std::fprintf(f,
                "  \"box\": %.10g,\n  \"grid_cells\": [%d, %d, %d],\n  \"cutoff\": %.10g,\n  "
                "\"shifted\": %s,\n",
@@ -828,10 +837,11 @@ int run(const Options& o) {
       "cellint %s Lennard-Jones NVE: %d atoms (fcc %dx%dx%d, rho %.4g), box %.6g, T0 %.4g\n",
       CELLINT_VERSION_STRING, sim.size(), o.cells, o.cells, o.cells, o.density,
       static_cast<double>(geo.box.lengths[0]), o.temperature);
-  std::printf("  backend %s (%s%s), precision %s, cutoff %.4g%s, dt %.4g, %d steps\n",
+  std::printf("  backend %s (%s%s), precision %s (%s math), cutoff %.4g%s, dt %.4g, %d steps\n",
               Backend::name(), device.c_str(),
               threads ? (", " + std::to_string(threads) + " threads").c_str() : "",
-              precision_name<Real, Acc>(), o.cutoff, o.shifted ? " (shifted)" : "", o.dt, o.steps);
+              precision_name<Real, Acc>(), lj_math_name<Backend, Real>(), o.cutoff, o.shifted ? " (shifted)" : "",
+              o.dt, o.steps);
   std::printf(
       "  grid %dx%dx%d cells of width %.4g, %s, strategy %s\n", geo.cells[0], geo.cells[1],
       geo.cells[2], static_cast<double>(geo.width[0]),

@@ -199,7 +199,7 @@ inline void print_header(int rank, std::size_t n, int size, const std::array<int
 template <class B, class Real, class Acc>
 Outcome simulate_cells(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print) {
   using Grid = cellint::mpi::DistributedGrid<B, Real, 3>;
-  using LJ = cellint::LennardJones<Real, 3, Acc>;
+  using LJ = cellint::LennardJones<Real, 3, Acc, CELLINT_LJ_MATH>;
   const lj::Options& o = r.o;
   const auto box = cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lat.box), true);
   Grid g(comm, box, static_cast<Real>(o.cutoff), r.ranks);
@@ -295,9 +295,9 @@ template <class B, class Real, class Acc>
 class ListLoop {
  public:
   using Grid = cellint::mpi::DistributedGrid<B, Real, 3>;
-  using LJ = cellint::LennardJones<Real, 3, Acc>;
+  using LJ = cellint::LennardJones<Real, 3, Acc, CELLINT_LJ_MATH>;
   using Accum = typename LJ::Accum;
-  using ForcesOnly = cellint::LennardJonesForces<Real, 3, Acc>;
+  using ForcesOnly = cellint::LennardJonesForces<Real, 3, Acc, CELLINT_LJ_MATH>;
   using Force = typename ForcesOnly::Accum;
   using List = cellint::NeighborList<B, Real, 3>;
 
@@ -612,11 +612,13 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   const std::string device = B::device_memory ? std::string(B::properties().name) : cpu_name();
   std::fprintf(f,
                "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
-               "\"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d, %d],\n"
+               "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d, %d],\n"
                "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n  \"atom_steps_per_s\": %.6g,\n"
                "  \"rebuilds\": %ld,\n  \"ghosts_per_rank\": %.0f,\n  \"halo_transport\": \"%s\",\n"
                "  \"overlap\": %s,\n  \"breakdown\": %s,\n",
-               device.c_str(), B::name(), r.o.precision.c_str(), out.loop.c_str(), size, out.ranks[0], out.ranks[1],
+               device.c_str(), B::name(), r.o.precision.c_str(),
+               B::device_memory && r.o.precision != "double" ? lj::lj_math_name<B, float>() : "exact",
+               out.loop.c_str(), size, out.ranks[0], out.ranks[1],
                out.ranks[2], atoms, r.o.steps, out.loop_s,
                out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds, out.ghosts,
                out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
