@@ -612,14 +612,14 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   const std::string device = B::device_memory ? std::string(B::properties().name) : cpu_name();
   std::fprintf(f,
                "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
-               "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n  \"decomposition\": [%d, %d, %d],\n"
-               "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n  \"atom_steps_per_s\": %.6g,\n"
+               "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n"
+               "  \"decomposition\": [%d, %d, %d],\n  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
+               "  \"atom_steps_per_s\": %.6g,\n"
                "  \"rebuilds\": %ld,\n  \"ghosts_per_rank\": %.0f,\n  \"halo_transport\": \"%s\",\n"
                "  \"overlap\": %s,\n  \"breakdown\": %s,\n",
                device.c_str(), B::name(), r.o.precision.c_str(),
-               B::device_memory && r.o.precision != "double" ? lj::lj_math_name<B, float>() : "exact",
-               out.loop.c_str(), size, out.ranks[0], out.ranks[1],
-               out.ranks[2], atoms, r.o.steps, out.loop_s,
+               r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(),
+               out.loop.c_str(), size, out.ranks[0], out.ranks[1], out.ranks[2], atoms, r.o.steps, out.loop_s,
                out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds, out.ghosts,
                out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
                out.loop == "list" && r.overlap ? "true" : "false", r.o.breakdown ? "true" : "false");
