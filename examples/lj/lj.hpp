@@ -421,14 +421,14 @@ class Simulation {
     if (!list_ && o_.skin > 0) save_reference();
     const long builds0 = list_ ? list_->check(grid_).builds : 0;
     compute_forces();
-    const double setup_tuning_s = tuning_s_;
     FILE* xyz = open_xyz();
     thermo_header();
-    record(res, 0);
+    record(res, 0);  // (the energy functor's first call: Auto times it here, in the setup too)
     if (xyz && (o_.every > 0 || o_.steps == 0)) write_xyz(xyz, 0);
     res.drift_from = std::min<long>(o_.equilibrate, o_.steps);
     if (res.drift_from == 0) res.e_start = res.thermo.back().tot_eng;
 
+    const double setup_tuning_s = tuning_s_;
     const auto t0 = std::chrono::steady_clock::now();
     for (long step = 1; step <= o_.steps; ++step) {
       const bool sort = list_ && o_.sort_every > 0 && step % o_.sort_every == 0;
