@@ -15,6 +15,12 @@ OUT=$(mktemp -d)  # everything is written here, then packed into $FINAL/results.
 BUILD=${BUILD_DIR:-/tmp/cellint-lists}
 JOBS=${JOBS:-16}
 mkdir -p "$OUT" "$FINAL"
+# one archive (the device tool brings back a limited number of files), also when the run is cut short
+pack() {
+  (cd "$OUT" && tar czf "$FINAL/results.tgz" --exclude=build.log --exclude=configure.log *.json *.log *.txt 2>/dev/null)
+}
+trap pack EXIT
+trap 'exit 143' TERM INT
 exec > >(tee -a "$OUT/lists_device.log") 2>&1
 parts=("$@")
 [ ${#parts[@]} -eq 0 ] && parts=(build tests openmm lj)
@@ -122,6 +128,4 @@ if want lj && [ -x "$LJ" ]; then
   head -12 "$OUT/lj_drift_full_mixed.log" | grep -E "^ +0 "
 fi
 
-# one archive (the device tool brings back a limited number of files)
 echo "done: $FINAL/results.tgz"
-(cd "$OUT" && tar czf "$FINAL/results.tgz" --exclude=build.log --exclude=configure.log *.json *.log *.txt 2>/dev/null)

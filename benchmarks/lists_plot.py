@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Plots the neighbour-list campaign (benchmarks/lists_device.sh) into docs/images/lists_lj_h100.png: in.lj rate
+"""Plots the neighbour-list campaign (benchmarks/lists_device.sh) into docs/images/lists_lj_<card>.png: in.lj rate
 against atoms for cell lists, full and half Verlet lists and OpenMM; the rebuild intervals; where a step's time goes.
 
-    python3 benchmarks/lists_plot.py benchmarks/results/h100-2026-11-26/lists docs/images/lists_lj_h100.png
+    python3 benchmarks/lists_plot.py benchmarks/results/h200-2026-11-29/lists-campaign docs/images/lists_lj_h200.png
 """
 import glob
 import json
@@ -30,7 +30,7 @@ def main(folder, out):
     for pat, label, style in [("lj_none_float_c*.json", "cell lists, re-binned every step", "s-"),
                               ("lj_full_float_c*.json", "full Verlet list (rebuilt on the device)", "o-"),
                               ("lj_half_float_c*.json", "half Verlet list (atomics)", "v-"),
-                              ("lj_full20_float_c*.json", "full list, in.lj's 'every 20 check no'", "D--")]:
+                              ("lj_full20_float_c*.json", "full list, in.lj's 'every 20 check no' (misses pairs)", "D--")]:
         p = series(folder, pat)
         if p:
             a.plot([x for x, _ in p], [y for _, y in p], style, label=label)
@@ -40,18 +40,21 @@ def main(folder, out):
         a.plot([x for x, _ in p], [y for _, y in p], "x:", color="gray", label="OpenMM 8.6.1, single")
     a.set_xscale("log")
     a.set_yscale("log")
+    a.set_ylim(1e8, 5e9)  # (room below the curves for the legend)
     a.set_xlabel("atoms")
     a.set_ylabel("atom-steps / s")
-    a.set_title("in.lj, float, NVIDIA H100 80GB HBM3")
-    a.grid(True, which="both", alpha=0.3)
-    a.legend(fontsize=8)
-
     d = json.load(open(os.path.join(folder, "lj_full_float_c80.json")))
+    a.set_title("in.lj, float, " + d["device"])
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=8, loc="lower right")
+
     hist = {int(k): v for k, v in d["list_detail"]["rebuild_intervals"].items()}
     ax[1].bar(list(hist), list(hist.values()), color="tab:orange")
     ax[1].set_xlabel("steps between rebuilds")
     ax[1].set_ylabel("rebuilds")
-    ax[1].set_title("rebuild intervals, 2,048,000 atoms\n(skin 0.3, rebuilt at skin/2)")
+    pairs = d["list_detail"].get("pair_check", False)
+    ax[1].set_title("rebuild intervals, 2,048,000 atoms\n(skin 0.3, %s)" %
+                    ("rebuilt when a pair may come within r_c" if pairs else "rebuilt at skin/2"))
 
     parts = []
     for c, label in [(25, "62,500"), (80, "2,048,000")]:
