@@ -301,6 +301,7 @@ struct EarliestDisc {
   const int* taken;               ///< 1 for discs already matched this step, by id (backend memory)
   double r;                       ///< disc radius
   double reach2;                  ///< squared distance of sampled positions beyond which no collision is possible
+  Index n;                        ///< discs: grid particle j is disc j % n (one copy per time slice of a batch)
   static constexpr bool cutoff_test = false;  // reach2 is tested here; cells are at least that wide
   static constexpr int flops = 30;
 
@@ -314,7 +315,7 @@ struct EarliestDisc {
   }
   template <class View>
   CELLINT_HD Payload load(const View& v, Index i) const {
-    const Index id = v.original[i];
+    const Index id = v.original[i] % n;
     return {x[id], y[id], vx[id], vy[id], id, taken[id]};
   }
   CELLINT_HD void operator()(Accum& a, const Payload& t, const Payload& s, const cellint::Vec<double, 2>&,
@@ -329,31 +330,49 @@ struct EarliestDisc {
 };
 
 namespace detail {
-/// sx, sy = the start-of-step positions moved to time t, clamped into the box (the broad phase's sample).
-struct SamplePositions {
+/// Grid particle j = q n + i is disc i sampled at the middle of slice first + q of K: its start-of-step position moved
+/// to t = (first + q + 1/2) / K and clamped into the box (the broad phase's sample), then moved along X by q (L + gap),
+/// so that the slices of a batch lie side by side in one grid, a gap (two cells) apart.
+struct SampleSlices {
   const double *x, *y, *vx, *vy;
-  double t, L;
+  Index n;
+  int first, K;
+  double L, gap;
   double *sx, *sy;
   template <class A>
-  CELLINT_HD void operator()(A&, Index i) const {
+  CELLINT_HD void operator()(A&, Index j) const {
+    const Index q = j / n, i = j - q * n;
+    const double t = (first + static_cast<double>(q) + 0.5) / K;
     const double px = x[i] + vx[i] * t, py = y[i] + vy[i] * t;
-    sx[i] = px < 0 ? 0 : (px > L ? L : px);
-    sy[i] = py < 0 ? 0 : (py > L ? L : py);
+    sx[j] = (px < 0 ? 0 : (px > L ? L : px)) + static_cast<double>(q) * (L + gap);
+    sy[j] = py < 0 ? 0 : (py > L ? L : py);
   }
 };
-/// best[id] = the earliest kept of best[id] and one slice's result (each id once per slice: no races; a pair found in
-/// several slices is kept once).
-struct MergeEarliest {
-  const Candidates* slice;  ///< sorted order
-  const Index* original;    ///< sorted slot -> id
-  Candidates* best;         ///< by id
+/// by_input[original[k]] = the pass's result of grid slot k (the grid's sorted order back to the input order).
+struct ToInputOrder {
+  const Candidates* out;  ///< sorted order
+  const Index* original;  ///< sorted slot -> grid particle
+  Candidates* by_input;   ///< by grid particle
   template <class A>
   CELLINT_HD void operator()(A&, Index k) const {
-    const Candidates c = slice[k];
-    const Index id = original[k];
-    Candidates b = best[id];
-    for (int q = 0; q < kept && c.partner[q] >= 0; ++q) b.offer(c.t[q], c.partner[q], id);
-    best[id] = b;
+    by_input[original[k]] = out[k];
+  }
+};
+/// best[i] = the earliest kept of best[i] and disc i's results in the `slices` slices of a batch (a pair found in
+/// several slices is kept once).
+struct MergeEarliest {
+  const Candidates* by_input;  ///< grid particle q n + i: disc i in slice q of the batch
+  Index n;
+  int slices;
+  Candidates* best;  ///< by id
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    Candidates b = best[i];
+    for (int q = 0; q < slices; ++q) {
+      const Candidates c = by_input[static_cast<Index>(q) * n + i];
+      for (int k = 0; k < kept && c.partner[k] >= 0; ++k) b.offer(c.t[k], c.partner[k], i);
+    }
+    best[i] = b;
   }
 };
 /// best[i] = no candidates.
@@ -372,6 +391,7 @@ struct EngineStats {
   long rounds = 0;       ///< broad-phase rounds (at least one per step)
   long grids = 0;        ///< grids constructed (the cell width grows with the fastest disc)
   int slices = 1;        ///< time slices per step
+  int per_grid = 1;      ///< slices that one grid build and one pass serve
   std::string strategy;  ///< cellint strategy of the pair pass
 };
 
@@ -387,7 +407,12 @@ struct EngineStats {
 /// The grid's cells are at least `reach` wide, and the functor skips pairs farther apart than reach (plus a margin that
 /// covers rounding: a computed collision time can correspond to a true miss by ~1e-8 at L = 2e4). K trades grid
 /// builds (K N) against pairs (N^2 reach^2 / L^2 per slice); with the report's speeds (up to L/4 per step, so that one
-/// slice would need cells of half the box) K of a few tens to hundreds makes the broad phase close to O(N).
+/// slice would need cells of half the box) K of a few tens to hundreds balances them, about N^1.5 in all.
+///
+/// The slices of a step go to the grid in batches: the samples of a batch's slices lie side by side along X, two cells
+/// apart, so that one grid build and one interact() pass serve them all (no pair across slices is within reach). Up
+/// to `batch_particles` samples a batch; with one slice per grid, as first written, the GPU spent most of a step on
+/// the per-slice launches and waits.
 ///
 /// The filter. The report sorts all candidates and accepts each whose discs are both free. The same result comes from
 /// rounds: every free disc finds its earliest candidate among free partners (its wall, or a disc from the grid); a
@@ -402,13 +427,23 @@ class CellintEngine {
   using Grid = cellint::CellGrid<Backend, double, 2>;
   using Strategy = std::conditional_t<Backend::is_gpu_like, cellint::ParPartNoLoop, cellint::CellLoop>;
 
-  /// `slices` = 0 picks K from the initial state.
-  CellintEngine(const State& s, int slices) : n_(s.size()), L_(s.L), r_(s.r) {
-    for (auto* b : {&x_, &y_, &vx_, &vy_, &sx_, &sy_}) b->resize(n_);
+  /// Samples one grid holds at most (the slices of a batch times N; at least one slice).
+  static constexpr Index batch_particles = Index(1) << 23;
+
+  /// `slices` = 0 picks K from the initial state; `per_grid` = 0 puts as many slices in one grid as batch_particles
+  /// allows.
+  CellintEngine(const State& s, int slices, int per_grid = 0) : n_(s.size()), L_(s.L), r_(s.r) {
+    for (auto* b : {&x_, &y_, &vx_, &vy_}) b->resize(n_);
     taken_.resize(n_);
-    slice_.resize(n_);
     best_.resize(n_);
     stats_.slices = slices > 0 ? slices : auto_slices(s);
+    const Index fit = std::max<Index>(1, batch_particles / std::max<Index>(n_, 1));
+    batch_ = static_cast<int>(std::min<Index>(stats_.slices, per_grid > 0 ? per_grid : fit));
+    stats_.per_grid = batch_;
+    const std::size_t m = static_cast<std::size_t>(batch_) * static_cast<std::size_t>(n_);
+    for (auto* b : {&sx_, &sy_}) b->resize(m);
+    slice_.resize(m);
+    by_input_.resize(m);
     stats_.strategy = Strategy::name;
   }
 
@@ -437,12 +472,17 @@ class CellintEngine {
     const double reach = 2 * s.r + max_speed(s) / K;
     const double reach_margin = reach * (1 + 1e-9) + 1e-6 * (1 + s.L);
     if (!grid_ || grid_->cutoff() < std::min(reach_margin, s.L)) {
-      // the cells grow with the fastest disc; headroom so that small changes keep the grid
-      grid_ =
-          std::make_unique<Grid>(cellint::Box<double, 2>::cube(0.0, s.L, false), std::min(1.25 * reach_margin, s.L));
+      // the cells grow with the fastest disc; headroom so that small changes keep the grid. The batch's slices lie side
+      // by side along X, two cells apart (gap_)
+      const double cw = std::min(1.25 * reach_margin, s.L);
+      gap_ = 2 * cw;
+      cellint::Box<double, 2> box;
+      box.lengths[0] = batch_ * (s.L + gap_);  // (the last slice's samples stay a gap inside, whatever the rounding)
+      box.lengths[1] = s.L;
+      grid_ = std::make_unique<Grid>(box, cw);
       ++stats_.grids;
     }
-    EarliestDisc f{x_.data(), y_.data(), vx_.data(), vy_.data(), taken_.data(), s.r, reach_margin * reach_margin};
+    EarliestDisc f{x_.data(), y_.data(), vx_.data(), vy_.data(), taken_.data(), s.r, reach_margin * reach_margin, n_};
 
     m.reset(n_);
     std::vector<double> wall(n_);
@@ -455,13 +495,16 @@ class CellintEngine {
     auto pass = [&] {  // every free disc's earliest disc candidates among free discs
       ++stats_.rounds;
       cellint::detail::parallel_for<Backend>(n_, detail::ResetEarliest{f, best_.data()});
-      for (int k = 0; k < K; ++k) {
-        cellint::detail::parallel_for<Backend>(n_, detail::SamplePositions{x_.data(), y_.data(), vx_.data(), vy_.data(),
-                                                                           (k + 0.5) / K, s.L, sx_.data(), sy_.data()});
-        grid_->build_from_backend({sx_.data(), sy_.data()}, n_);
+      for (int k = 0; k < K; k += batch_) {
+        const int q = std::min(batch_, K - k);
+        const Index m = static_cast<Index>(q) * n_;
+        cellint::detail::parallel_for<Backend>(m, detail::SampleSlices{x_.data(), y_.data(), vx_.data(), vy_.data(), n_,
+                                                                       k, K, s.L, gap_, sx_.data(), sy_.data()});
+        grid_->build_from_backend({sx_.data(), sy_.data()}, m);
         cellint::interact<Strategy>(*grid_, f, slice_);
         cellint::detail::parallel_for<Backend>(
-            n_, detail::MergeEarliest{slice_.data(), grid_->view().original, best_.data()});
+            m, detail::ToInputOrder{slice_.data(), grid_->view().original, by_input_.data()});
+        cellint::detail::parallel_for<Backend>(n_, detail::MergeEarliest{by_input_.data(), n_, q, best_.data()});
       }
       best_.download(best.data());
     };
@@ -526,10 +569,12 @@ class CellintEngine {
  private:
   Index n_;
   double L_, r_;
+  int batch_ = 1;   // slices per grid
+  double gap_ = 0;  // room between the slices of a batch along X
   std::unique_ptr<Grid> grid_;
   cellint::Buffer<Backend, double> x_, y_, vx_, vy_, sx_, sy_;
   cellint::Buffer<Backend, int> taken_;
-  cellint::Buffer<Backend, EarliestDisc::Accum> slice_, best_;
+  cellint::Buffer<Backend, EarliestDisc::Accum> slice_, by_input_, best_;
   EngineStats stats_;
 };
 

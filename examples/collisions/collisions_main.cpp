@@ -28,6 +28,7 @@ struct Options {
   bool reference = false;             ///< also run the O(N^2) reference and compare final states bit for bit
   bool reference_only = false;        ///< run only the reference
   int slices = 0;                     ///< time slices of the broad phase per step (0: chosen from the state)
+  int per_grid = 0;                   ///< slices one grid serves (0: as many as 2^23 samples allow)
   bool speed_set = false;             ///< --speed given
   double speed_lo = 0, speed_hi = 0;  ///< generated |velocity component| range
   unsigned seed = 3210;               ///< rand() seed of the generator (the report's)
@@ -49,6 +50,8 @@ void usage(const char* prog) {
       "                      are bit-identical\n"
       "  --reference-only    run only the O(N^2) algorithm (for timing)\n"
       "  --slices K          time slices per step of the broad phase (default 0: ~ v_max sqrt(N) / L)\n"
+      "  --slices-per-grid G slices that one grid build and one pass serve, side by side (default 0: as\n"
+      "                      many as 2^23 samples allow)\n"
       "  --speed LO,HI       generated velocity components: magnitude uniform in [LO, HI], random sign\n"
       "                      (default: the course's [L/(8r), L/4])\n"
       "  --seed N            rand() seed of the generator (default 3210, as in the report)\n"
@@ -71,6 +74,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--reference") o.reference = true;
     else if (a == "--reference-only") o.reference_only = true;
     else if (a == "--slices") o.slices = args.integer();
+    else if (a == "--slices-per-grid") o.per_grid = args.integer();
     else if (a == "--speed") { args.pair(o.speed_lo, o.speed_hi); o.speed_set = true; }
     else if (a == "--seed") o.seed = static_cast<unsigned>(args.integer());
     else if (a == "--quiet") o.quiet = true;
@@ -80,6 +84,7 @@ Options parse(int argc, char** argv) {
     // clang-format on
   }
   if (o.slices < 0) args.fail("--slices must be >= 0");
+  if (o.per_grid < 0) args.fail("--slices-per-grid must be >= 0");
   if (o.speed_set && !(o.speed_lo >= 0 && o.speed_hi >= o.speed_lo)) args.fail("--speed needs 0 <= LO <= HI");
   if (o.reference && o.reference_only) args.fail("--reference and --reference-only exclude each other");
   return o;
@@ -134,7 +139,7 @@ int run(const Options& o, const collisions::Input& inp) {
     engine = "reference";
     seconds = run_reference(s, inp.steps);  // print mode prints only the final state here
   } else {
-    CellintEngine<Backend> eng(s, o.slices);
+    CellintEngine<Backend> eng(s, o.slices, o.per_grid);
     Matching m;
     const auto t0 = std::chrono::steady_clock::now();
     for (long k = 0; k < inp.steps; ++k) {
@@ -155,8 +160,9 @@ int run(const Options& o, const collisions::Input& inp) {
                inp.n, inp.L, inp.r, inp.steps, engine.c_str(), Backend::name(), props.name, seconds,
                seconds > 0 ? inp.n * static_cast<double>(inp.steps) / seconds : 0.0, tot.wall, tot.disc);
   if (!o.reference_only)
-    std::fprintf(stderr, "; %d slices a step, %.3g rounds a step, strategy %s", stats.slices,
-                 inp.steps ? static_cast<double>(stats.rounds) / inp.steps : 0.0, stats.strategy.c_str());
+    std::fprintf(stderr, "; %d slices a step (%d per grid), %.3g rounds a step, strategy %s", stats.slices,
+                 stats.per_grid, inp.steps ? static_cast<double>(stats.rounds) / inp.steps : 0.0,
+                 stats.strategy.c_str());
   std::fprintf(stderr, "\n");
 
   int rc = 0;
@@ -195,8 +201,9 @@ int run(const Options& o, const collisions::Input& inp) {
     std::fprintf(f, "  \"seconds\": %.6g,\n  \"particle_steps_per_s\": %.6g,\n", seconds,
                  seconds > 0 ? inp.n * static_cast<double>(inp.steps) / seconds : 0.0);
     std::fprintf(f, "  \"collisions\": {\"wall\": %ld, \"disc\": %ld},\n", tot.wall, tot.disc);
-    std::fprintf(f, "  \"slices\": %d,\n  \"rounds\": %ld,\n  \"grids\": %ld,\n  \"strategy\": \"%s\",\n", stats.slices,
-                 stats.rounds, stats.grids, stats.strategy.c_str());
+    std::fprintf(f, "  \"slices\": %d,\n  \"slices_per_grid\": %d,\n  \"rounds\": %ld,\n  \"grids\": %ld,\n",
+                 stats.slices, stats.per_grid, stats.rounds, stats.grids);
+    std::fprintf(f, "  \"strategy\": \"%s\",\n", stats.strategy.c_str());
     if (o.reference)
       std::fprintf(f, "  \"reference\": {\"identical\": %s, \"seconds\": %.6g}\n}\n", rc == 0 ? "true" : "false",
                    ref_seconds);
