@@ -30,7 +30,8 @@ def main(folder, out):
     for pat, label, style in [("lj_none_float_c*.json", "cell lists, re-binned every step", "s-"),
                               ("lj_full_float_c*.json", "full Verlet list (rebuilt on the device)", "o-"),
                               ("lj_half_float_c*.json", "half Verlet list (atomics)", "v-"),
-                              ("lj_full20_float_c*.json", "full list, in.lj's 'every 20 check no' (misses pairs)", "D--")]:
+                              ("lj_full20_float_c*.json", "full list, in.lj's 'every 20 check no' (misses pairs)",
+                               "D--")]:
         p = series(folder, pat)
         if p:
             a.plot([x for x, _ in p], [y for _, y in p], style, label=label)

@@ -348,16 +348,6 @@ struct SampleSlices {
     sy[j] = py < 0 ? 0 : (py > L ? L : py);
   }
 };
-/// by_input[original[k]] = the pass's result of grid slot k (the grid's sorted order back to the input order).
-struct ToInputOrder {
-  const Candidates* out;  ///< sorted order
-  const Index* original;  ///< sorted slot -> grid particle
-  Candidates* by_input;   ///< by grid particle
-  template <class A>
-  CELLINT_HD void operator()(A&, Index k) const {
-    by_input[original[k]] = out[k];
-  }
-};
 /// best[i] = the earliest kept of best[i] and disc i's results in the `slices` slices of a batch (a pair found in
 /// several slices is kept once).
 struct MergeEarliest {
@@ -502,8 +492,9 @@ class CellintEngine {
                                                                        k, K, s.L, gap_, sx_.data(), sy_.data()});
         grid_->build_from_backend({sx_.data(), sy_.data()}, m);
         cellint::interact<Strategy>(*grid_, f, slice_);
+        // the pass's results from the grid's sorted order back to the samples' order (by_input_[original[k]])
         cellint::detail::parallel_for<Backend>(
-            m, detail::ToInputOrder{slice_.data(), grid_->view().original, by_input_.data()});
+            m, cellint::detail::ScatterKernel<Candidates>{slice_.data(), grid_->view().original, by_input_.data()});
         cellint::detail::parallel_for<Backend>(n_, detail::MergeEarliest{by_input_.data(), n_, q, best_.data()});
       }
       best_.download(best.data());
