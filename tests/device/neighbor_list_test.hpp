@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -462,22 +463,37 @@ Index slot_of(const CellGrid<B, Real, Dim>& g, Index user) {
 }
 
 /// The pair check (RebuildTrigger::Pairs): a particle past skin / 2 rebuilds only together with a particle that closed
-/// in on it, or when it moved farther than (narrowest cell - cutoff) / 2; the interaction stays exact throughout.
+/// in on it (in a cell next to its own, or, both listed, in any cell), or when it moved farther than narrowest cell -
+/// cutoff - skin / 2; the interaction stays exact throughout.
 template <class Real>
 void check_pair_trigger(bool half) {
   const std::uint64_t seed = fresh_seed();
   INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, seed " << seed);
   const Real rc = 1, skin = Real(0.3);
-  // list cells of 1.5 in a periodic cube of 6: a particle may move (1.5 - 1) / 2 = 0.25 before it rebuilds alone
+  // list cells of 1.5 in a periodic cube of 6: a particle may move 1.5 - 1 - 0.15 = 0.35 before it rebuilds alone, and
+  // two particles (1.5 - 1) / 2 = 0.25 each before they are checked against each other
   CellGrid<B, Real, 3> g(Box<Real, 3>::cube(Real(0), Real(6), true), rc);
   Positions<Real, 3> p;
-  const double at[4][3] = {{1.2, 1.1, 1.3}, {2.52, 1.1, 1.3}, {4.2, 4.1, 4.3}, {4.2, 5.0, 4.3}};
-  for (const auto& x : at)  // 0 and 1: 1.32 apart (beyond the reach of 1.3: no row holds the pair); 2 and 3: 0.9
+  // 0 and 1: 1.32 apart (beyond the reach of 1.3: no row holds the pair); 2 and 3: 0.9; 4 and 5: 1.6, in cells two
+  // apart along x, and where they move to
+  const double at[6][3] = {{1.2, 1.1, 1.3}, {2.52, 1.1, 1.3}, {4.2, 4.1, 4.3},
+                           {4.2, 5.0, 4.3}, {1.45, 3.4, 0.6}, {3.05, 3.4, 0.6}};
+  const double to[2][3] = {{1.76, 3.4, 0.6}, {2.74, 3.4, 0.6}};
+  for (const auto& x : at)
     for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 6);
-  for (int k = 0; k < 60; ++k)  // others, which stay where they are
-    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(u(rng)));
+  auto apart = [](const double* x, const double* y) {  // nearest-image distance >= 1.7
+    double r2 = 0;
+    for (int d = 0; d < 3; ++d) r2 += std::pow(std::remainder(x[d] - y[d], 6.0), 2);
+    return r2 >= 1.7 * 1.7;
+  };
+  for (int k = 0; k < 60;) {  // others, which stay where they are (none near 4 and 5, which move the farthest)
+    const double x[3] = {u(rng), u(rng), u(rng)};
+    if (!apart(x, at[4]) || !apart(x, at[5]) || !apart(x, to[0]) || !apart(x, to[1])) continue;
+    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
+    ++k;
+  }
   g.build(p);
   std::vector<Real> q(static_cast<std::size_t>(g.size()), Real(1));
   const auto charge = g.attach(q);
@@ -509,8 +525,17 @@ void check_pair_trigger(bool half) {
   move(2, 2, 0.2);  // past skin / 2 with a partner the rows hold: no rebuild
   CHECK(list.check(g).builds == b0 + 1);
   check_interaction(g, list, charge, q);
-  move(2, 2, 0.06);  // 0.26 from its place at the rebuild: past (1.5 - 1) / 2
+  move(2, 2, 0.08);  // 0.28 from its place at the rebuild: past (1.5 - 1) / 2, not past 1.5 - 1 - 0.15
+  CHECK(list.check(g).builds == b0 + 1);
+  check_interaction(g, list, charge, q);
+  move(2, 2, 0.08);  // 0.36: past 1.5 - 1 - 0.15
   CHECK(list.check(g).builds == b0 + 2);
+  check_interaction(g, list, charge, q);
+  move(4, 0, 0.31);  // towards 5 (two cells away), past (1.5 - 1) / 2: alone it cannot close the 0.6 to the cutoff
+  CHECK(list.check(g).builds == b0 + 2);
+  check_interaction(g, list, charge, q);
+  move(5, 0, -0.31);  // 5 towards 4: together 0.62, the pair (0.98 apart) is within the cutoff; neither one's cells
+  CHECK(list.check(g).builds == b0 + 3);  // hold the other: the two listed particles are checked against each other
   check_interaction(g, list, charge, q);
   check_rows(g, list);
 }

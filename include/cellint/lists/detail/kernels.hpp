@@ -90,7 +90,9 @@ struct ListShape {
   std::uint32_t* border;   ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
   Index* movers;           ///< the pair check's particles (list positions; RebuildTrigger::Pairs), or null
   Index mover_cap;         ///< room in `movers`: more such particles rebuild at once
-  Real far2;               ///< a move past sqrt(far2) rebuilds at once: ((narrowest cell - cutoff) / 2 - slack)^2
+  Real far2;               ///< a move past sqrt(far2) rebuilds at once: (narrowest cell - cutoff - skin / 2 - slack)^2
+  Real near2;              ///< a listed particle past sqrt(near2) is checked against the other listed ones too:
+                           ///< ((narrowest cell - cutoff) / 2 - slack)^2
   Real slack;              ///< rounding allowance of the pair check (a few ulps of the box's coordinates)
 
   /// A row entry is a list position, with this bit set when the pair crosses a periodic face (its source is used at
@@ -294,9 +296,12 @@ struct ListPack {
 /// / 2 since the last rebuild, the particles u of the 3^Dim list cells around its cell. A pair that the rows do not
 /// hold was at least cutoff + skin apart at the rebuild (r0); it can have come within the cutoff only if the two moved,
 /// relative to each other, by r0 - cutoff or more (|x_t - x_u| >= r0 - |d_t - d_u|). Such a pair raises `request`.
-/// Pairs of cells farther apart are at least the narrowest cell apart, and the pack bounds each move by half of that
-/// less the cutoff (far2). `lanes` threads share a particle's candidates; `threads` run in all (a small launch: most
-/// updates list no particle and every thread returns at once).
+/// Pairs of cells farther apart were at least the narrowest cell w apart. A particle that is not listed moved skin / 2
+/// at most, and the pack bounds a listed one's move by w - cutoff - skin / 2 (far2): such a pair with one particle
+/// not listed is safe. A pair of two listed particles is safe when both moved (w - cutoff) / 2 at most (near2); a
+/// listed particle past that is checked against every other listed one as well, at the nearest image. `lanes`
+/// threads share a particle's candidates; `threads` run in all (a small launch: most updates list no particle and
+/// every thread returns at once).
 template <class Real, int Dim>
 struct ListCheckMovers {
   ListShape<Real, Dim> s;  ///< the list
@@ -310,6 +315,7 @@ struct ListCheckMovers {
     const Index lane = id % lanes, groups = threads / lanes;
     const Real held2 = s.reach2 * Real(0.99999);  // (pairs at the edge of the reach count as not held)
     for (Index k = id / lanes; k < m; k += groups) {
+      if (static_cast<volatile unsigned*>(s.ctrl)[ListWord::request]) return;  // (another thread asked for a rebuild)
       const Index t = s.movers[k];
       const Vec<Real, Dim> dt = s.displacement(t);
       Index c[Dim];
@@ -329,6 +335,22 @@ struct ListCheckMovers {
           if (room <= Real(0) || norm2(rel) >= room * room) a.atomic_max(&s.ctrl[ListWord::request], 1u);
         }
       });
+      if (!(norm2(dt) > s.near2)) continue;
+      for (Index q = lane; q < m; q += lanes) {  // against the other listed particles, cells adjacent or not
+        const Index u = s.movers[q];
+        if (u == t) continue;
+        Vec<Real, Dim> r0, rel;
+        const Vec<Real, Dim> du = s.displacement(u);
+        for (int d = 0; d < Dim; ++d) {
+          r0[d] = s.ref[d][t] - s.ref[d][u];
+          rel[d] = dt[d] - du[d];
+        }
+        s.minimum_image(r0);
+        const Real r02 = norm2(r0);
+        if (r02 < held2) continue;
+        const Real room = std::sqrt(r02) - s.geo.cutoff - s.slack;
+        if (room <= Real(0) || norm2(rel) >= room * room) a.atomic_max(&s.ctrl[ListWord::request], 1u);
+      }
     }
   }
 };
@@ -795,57 +817,58 @@ CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real,
   return acc;
 }
 
-/// out[slot] = the full-list accumulation of each target: `group` threads per list position (1, 2, 4 or 8; neighbouring
-/// threads are neighbouring particles). With a group the threads take every group-th entry of the row and their
-/// partial sums meet in shared memory (Accum addable; sizeof(Accum) x block_size() bytes): more threads in flight
-/// where the particles alone would not fill the GPU.
-template <class F, class Real, int Dim>
+/// out[slot] = the full-list accumulation of each target: one thread per list position, or, `Grouped`, `group` threads
+/// (1, 2, 4 or 8; neighbouring threads are neighbouring particles). A group's threads take every group-th entry of the
+/// row and their partial sums meet in shared memory (Accum addable; sizeof(Accum) x block_size() bytes): more threads
+/// in flight where the particles alone would not fill the GPU. interact() chooses (see there).
+template <class F, class Real, int Dim, bool Grouped = false>
 struct ListInteract {
   using T = FunctorTraits<F, Real, Dim>;
   static constexpr unsigned launch_max_threads = 128;  ///< (interact_list's block)
-  /// float positions: 40 warps per multiprocessor (at most 48 registers)
-  static constexpr unsigned launch_min_blocks = sizeof(Real) == 4 ? 10 : 0;
+  /// float positions: 48 warps per multiprocessor (at most 40 registers) with a thread per row and an accumulator of
+  /// Dim floats or less (the loads in flight, not the registers, bound that loop), else 40 (48 registers)
+  static constexpr unsigned launch_min_blocks =
+      sizeof(Real) != 4 ? 0 : (!Grouped && sizeof(typename T::Accum) <= 3 * sizeof(float) ? 12 : 10);
   ListShape<Real, Dim> s;  ///< the list
   GridView<Real, Dim> v;   ///< the grid
   F f;                     ///< the functor
   typename T::Accum* out;  ///< one accumulator per slot
-  Index group;             ///< threads per target
+  Index group;             ///< threads per target (1 unless Grouped)
   int part;                ///< the rows computed (see ListShape::in_part()); the others' outputs are left alone
   const Index* rows;       ///< target k is list position rows[k] (null: k, filtered by `part`)
   Index count;             ///< targets: rows[0 .. count), or list positions 0 .. count
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const Index id = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
-    if constexpr (T::addable) {
-      if (group > 1) {
-        using Accum = typename T::Accum;
-        const Index k = id / group, g = id % group;
-        const bool mine = k < count && (rows || s.in_part(k, part));
-        const Index t = mine && rows ? rows[k] : k;
-        Accum* sh = b.template shared<Accum>();
-        Accum acc{};
-        Index slot = 0;
-        if (mine) {
-          const Vec<Real, Dim> xt = s.packed_position(t, &slot);
-          const auto pt = T::load(f, v, slot);
-          if (g == 0) acc = T::init(f);
-          row_add<T>(s, v, f, t, xt, pt, g, group, acc);
-        }
-        sh[b.thread_rank()] = acc;
-        b.sync();
-        if (mine && g == 0) {
-          for (Index q = 1; q < group; ++q) add_accum<T>(acc, sh[b.thread_rank() + static_cast<unsigned>(q)]);
-          out[slot] = acc;
-        }
-        return;
+    if constexpr (Grouped) {
+      static_assert(T::addable, "cellint: threads share a row only for an addable Accum");
+      using Accum = typename T::Accum;
+      const Index k = id / group, g = id % group;
+      const bool mine = k < count && (rows || s.in_part(k, part));
+      const Index t = mine && rows ? rows[k] : k;
+      Accum* sh = b.template shared<Accum>();
+      Accum acc{};
+      Index slot = 0;
+      if (mine) {
+        const Vec<Real, Dim> xt = s.packed_position(t, &slot);
+        const auto pt = T::load(f, v, slot);
+        if (g == 0) acc = T::init(f);
+        row_add<T>(s, v, f, t, xt, pt, g, group, acc);
       }
+      sh[b.thread_rank()] = acc;
+      b.sync();
+      if (mine && g == 0) {
+        for (Index q = 1; q < group; ++q) add_accum<T>(acc, sh[b.thread_rank() + static_cast<unsigned>(q)]);
+        out[slot] = acc;
+      }
+    } else {
+      if (id >= count) return;
+      const Index t = rows ? rows[id] : id;
+      if (!rows && !s.in_part(t, part)) return;
+      Index slot;
+      const auto acc = row_accumulate<T>(s, v, f, t, &slot);
+      out[slot] = acc;
     }
-    if (id >= count) return;
-    const Index t = rows ? rows[id] : id;
-    if (!rows && !s.in_part(t, part)) return;
-    Index slot;
-    const auto acc = row_accumulate<T>(s, v, f, t, &slot);
-    out[slot] = acc;
   }
 };
 
