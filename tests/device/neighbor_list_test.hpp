@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "cellint/backend/graph.hpp"
 #include "cellint/lists/neighbor_list.hpp"
 #include "cellint/potentials/counting.hpp"
+#include "cellint/potentials/lennard_jones.hpp"
 
 #include "support/device_backend.hpp"
 #include "support/oracle.hpp"
@@ -219,6 +221,86 @@ TEST_CASE("neighbour lists: full rows evaluated by 1, 2, 4 and 8 threads per tar
     check_case<float, 3>(4, 6, Distribution::Clustered, true, false, threads);
     check_case<double, 2>(5, 3, Distribution::Uniform, false, false, threads);
   }
+}
+
+/// A branch-free functor (LennardJonesForces: called for every stored pair, with r2 = +infinity beyond the cutoff)
+/// over full rows by one thread and by a group per row, and over half rows, against forces summed in double over
+/// every pair within the cutoff; before and after a move, 2D and 3D, periodic and open. A row loop that passed r2 as
+/// it is beyond the cutoff would add the forces of pairs between cutoff and cutoff + skin.
+template <class Real, int Dim>
+void check_branch_free(bool periodic, Distribution dist) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << (periodic ? ", periodic" : ", open") << ", "
+           << to_string(dist) << ", seed " << seed);
+  using F = LennardJonesForces<Real, Dim, Real, FastMath>;
+  static_assert(FunctorTraits<F, Real, Dim>::branch_free, "LennardJonesForces is branch-free");
+  static_assert(!FunctorTraits<LennardJones<Real, Dim>, Real, Dim>::branch_free, "an energy shift is not");
+  const Real rc = 1;
+  const F f = F::make(Real(1), Real(0.4), rc, false, Real(0.3));  // (softened: random positions come close)
+  CellGrid<B, Real, Dim> g(make_box<Real, Dim>(5, periodic), rc);
+  g.build(make_positions(g.geometry(), Dim == 3 ? 5 : 8, dist, seed));
+  const auto& box = g.geometry().box;
+  auto expected = [&] {  // user order, in double
+    const auto sorted = sorted_positions(g);
+    std::vector<Index> orig(static_cast<std::size_t>(g.size()));
+    B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
+    const std::size_t n = orig.size();
+    std::vector<std::array<double, Dim>> x(n), force(n);
+    for (std::size_t s = 0; s < n; ++s)
+      for (int d = 0; d < Dim; ++d) x[static_cast<std::size_t>(orig[s])][d] = double(sorted[d][s]);
+    for (std::size_t i = 0; i < n; ++i) {
+      force[i].fill(0);
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        double dr[Dim], r2 = 0;
+        for (int d = 0; d < Dim; ++d) {
+          dr[d] = x[i][d] - x[j][d];
+          if (box.periodic[d]) dr[d] -= double(box.lengths[d]) * std::nearbyint(dr[d] / double(box.lengths[d]));
+          r2 += dr[d] * dr[d];
+        }
+        if (r2 >= double(rc) * double(rc)) continue;
+        const double u = 1 / (r2 + 0.09), s6 = std::pow(0.16, 3), c = 4 * s6;
+        const double fr = u * u * u * u * (12 * c * s6 * u * u * u - 6 * c);
+        for (int d = 0; d < Dim; ++d) force[i][d] += fr * dr[d];
+      }
+    }
+    return force;
+  };
+  auto check = [&](const NeighborList<B, Real, Dim>& list) {
+    Buffer<B, typename F::Accum> out(static_cast<std::size_t>(g.size()));
+    interact(list, g, f, out.data());
+    const auto got = g.to_user_order(out.data());
+    const auto want = expected();
+    double scale = 0, worst = 0;
+    for (const auto& w : want)
+      for (double c : w) scale = std::max(scale, std::abs(c));
+    for (std::size_t i = 0; i < want.size(); ++i)
+      for (int d = 0; d < Dim; ++d) worst = std::max(worst, std::abs(double(got[i].force[d]) - want[i][d]));
+    INFO("largest force " << scale << ", largest error " << worst);
+    CHECK(scale > 0);
+    CHECK(worst <= 1e4 * double(std::numeric_limits<Real>::epsilon()) * scale);
+  };
+  ListOptions one, group, half;
+  one.row_threads = 1;
+  group.row_threads = 4;
+  half.half = true;
+  NeighborList<B, Real, Dim> l1(g, Real(0.3), one), l4(g, Real(0.3), group), lh(g, Real(0.3), half);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    check(l1);
+    check(l4);
+    check(lh);
+    jiggle(g, 0.1, seed + 7);
+    for (auto* l : {&l1, &l4, &lh}) l->update(g);
+  }
+}
+
+TEST_CASE("neighbour lists: a branch-free functor (LennardJonesForces) against forces summed in double",
+          CELLINT_TEST_TAG "[lists]") {
+  check_branch_free<float, 3>(true, Distribution::Uniform);
+  check_branch_free<double, 3>(false, Distribution::Clustered);
+  check_branch_free<float, 2>(false, Distribution::Uniform);
+  check_branch_free<double, 2>(true, Distribution::Clustered);
 }
 
 /// set_targets(k): the rows of the first k particles (user order) are the full list's, the others are empty, and the

@@ -18,6 +18,8 @@
 ///   CELLINT_HD void operator()(Accum& acc, const Payload& target, const SourcePayload& source,
 ///                              const Vec<Real, Dim>& dr, Real r2) const;   // required
 ///   static constexpr bool cutoff_test = true;   // optional: false = call for every candidate pair
+///   static constexpr bool branch_free = false;  // optional: true = a call with r2 = +infinity adds nothing to acc
+///                                               //   (position-only functors; see below)
 ///   CELLINT_HD void symmetric(Accum& ai, Accum& aj, const Payload& pi, const Payload& pj,
 ///                             const Vec<Real, Dim>& dr, Real r2) const;  // optional: Newton's 3rd law
 ///   static constexpr int flops = 21;          // optional: flop per evaluated pair, for benchmarks
@@ -31,6 +33,11 @@
 /// of the source and `r2 = |dr|^2`. After the last source the library writes the accumulator to `out[t]` (sorted slot
 /// `t`; CellGrid::to_user_order brings results back to the user's order). `symmetric` adds the contribution of the pair
 /// to both `ai` (target i, with dr = x_i - x_j) and `aj`; half-shell strategies need it.
+///
+/// `branch_free` lets a loop that finds most of its pairs within the cutoff (the rows of a neighbour list) call the
+/// functor for every pair it holds, with r2 replaced by +infinity beyond the cutoff, instead of branching around the
+/// call: declare it when such a call adds nothing (a force that vanishes as 1/r^n does; an energy with a shift does
+/// not). It is used for functors whose Payload is NoPayload and which keep the cutoff test.
 ///
 /// `load_source` is for two particle sets whose attributes differ (interact(targets, sources, f, out)): targets are
 /// read with `load` from the target grid's view, sources with `load_source` from the source grid's view, and the
@@ -74,6 +81,10 @@ struct has_load_source<F, View, void_t<decltype(std::declval<const F&>().load_so
 template <class F, class = void> struct cutoff_test_of : std::true_type {};
 template <class F> struct cutoff_test_of<F, void_t<decltype(F::cutoff_test)>>
     : std::integral_constant<bool, F::cutoff_test> {};
+
+template <class F, class = void> struct branch_free_of : std::false_type {};
+template <class F> struct branch_free_of<F, void_t<decltype(F::branch_free)>>
+    : std::integral_constant<bool, F::branch_free> {};
 
 template <class F, class = void> struct flops_of : std::integral_constant<int, 0> {};
 template <class F> struct flops_of<F, void_t<decltype(F::flops)>> : std::integral_constant<int, F::flops> {};
@@ -130,6 +141,9 @@ struct FunctorTraits {
   static constexpr bool position_only = std::is_same<Payload, NoPayload>::value;
   /// Whether the library applies r2 < cutoff^2 before calling the functor.
   static constexpr bool cutoff_test = detail::cutoff_test_of<F>::value;
+  /// Whether a loop may call the functor with r2 = +infinity beyond the cutoff instead of branching (F::branch_free;
+  /// position-only functors with the cutoff test).
+  static constexpr bool branch_free = position_only && cutoff_test && detail::branch_free_of<F>::value;
   /// Whether a Newton's-third-law form exists (needed by half-shell strategies).
   static constexpr bool symmetric = detail::has_symmetric<F, Real, Dim>::value;
   /// Flop per evaluated pair (0 when the functor does not say).

@@ -99,6 +99,8 @@ struct LennardJonesForces : LennardJones<Real, Dim, Acc, Math> {
   };
   using AccumScalar = Acc;          ///< Accum is Dim values of Acc
   static constexpr int flops = 15;  ///< per evaluated pair, dr and r2 included
+  /// r2 = +infinity gives u = 0 and fr = -0: the force adds nothing (neighbour lists then call it without a branch)
+  static constexpr bool branch_free = true;
   LennardJonesForces() = default;
   /// The forces of `lj` (its parameters).
   explicit LennardJonesForces(const Full& lj) : Full(lj) {}
