@@ -70,6 +70,7 @@ struct Options {
   bool stats = false;         ///< print the statistics of the first force and energy passes (cellint::CallStats)
   std::string layout = "auto";  ///< list rows: auto | rows | columns (cellint::ListLayout)
   int row_threads = 0;          ///< list: GPU threads per row (cellint::ListOptions::row_threads; 0: automatic)
+  int x_split = 0;              ///< list: list cells along X per cutoff + skin (cellint::ListOptions::x_split; 0: auto)
   bool graph = true;            ///< list steps recorded once and replayed as one graph (GPU backends)
   std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
   std::string backend = "auto";      ///< host | cuda | emulated | auto
@@ -383,6 +384,7 @@ class Simulation {
       lo.half = mode_ == "half";
       lo.every = o_.neigh_every;
       lo.row_threads = o_.row_threads;
+      lo.x_split = o_.x_split;
       lo.check = o_.neigh_check;
       lo.trigger = o_.neigh_trigger == "pairs"       ? cellint::RebuildTrigger::Pairs
                    : o_.neigh_trigger == "half-skin" ? cellint::RebuildTrigger::HalfSkin

@@ -51,6 +51,8 @@ void usage(const char* prog) {
       "  --layout L          list rows: auto (columns on a GPU, rows on the CPU) | rows | columns\n"
       "  --row-threads N     list: GPU threads per row in the pair kernel, 1 | 2 | 4 | 8 (default 0:\n"
       "                      chosen from the atom count so that the GPU is filled)\n"
+      "  --x-split N         list: list cells along X per cutoff + skin, 1 | 2 | 3 (default 0:\n"
+      "                      2 when the list has more than 4,096 cells, else 1)\n"
       "  --graph yes|no      list steps recorded once and replayed as a CUDA/HIP graph (default\n"
       "                      yes; with --neigh-every 1 and without --breakdown)\n"
       "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
@@ -108,6 +110,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--stats") o.stats = true;
     else if (a == "--layout") o.layout = args.value();
     else if (a == "--row-threads") o.row_threads = args.integer();
+    else if (a == "--x-split") o.x_split = args.integer();
     else if (a == "--graph") o.graph = args.yes_no();
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
@@ -136,6 +139,7 @@ lj::Options parse(int argc, char** argv) {
   if (o.neigh_every < 1 || o.sort_every < 0) fail("--neigh-every must be >= 1, --sort >= 0");
   if (o.row_threads != 0 && o.row_threads != 1 && o.row_threads != 2 && o.row_threads != 4 && o.row_threads != 8)
     fail("--row-threads must be 0, 1, 2, 4 or 8");
+  if (o.x_split < 0 || o.x_split > 3) fail("--x-split must be 0, 1, 2 or 3");
   if (o.seed <= 0) fail("--seed must be positive");
   if (o.precision != "float" && o.precision != "double" && o.precision != "mixed")
     fail("--precision must be float, double or mixed");

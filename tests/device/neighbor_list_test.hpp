@@ -171,11 +171,16 @@ std::vector<Real> random_charges(const CellGrid<B, Real, Dim>& g, std::uint64_t 
 }
 
 template <class Real, int Dim>
-void check_case(int cells, double ppc, Distribution dist, bool periodic, bool half, int row_threads = 0) {
+void check_case(int cells, double ppc, Distribution dist, bool periodic, bool half, int row_threads = 0,
+                ListLayout layout = ListLayout::Auto, int x_split = 0) {
   const std::uint64_t seed = fresh_seed();
   INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << ", " << cells << " cells/axis, " << ppc
            << " per cell, " << to_string(dist) << (periodic ? ", periodic" : ", open") << (half ? ", half" : ", full")
-           << " list, " << row_threads << " threads per row (0: automatic), seed " << seed);
+           << " list, " << row_threads << " threads per row (0: automatic), layout "
+           << (layout == ListLayout::Auto   ? "auto"
+               : layout == ListLayout::Rows ? "rows"
+                                            : "columns")
+           << ", x split " << x_split << ", seed " << seed);
   const Real rc = 1, skin = Real(0.3);
   CellGrid<B, Real, Dim> g(make_box<Real, Dim>(cells, periodic), rc);
   g.build(make_positions(g.geometry(), ppc, dist, seed));
@@ -184,6 +189,8 @@ void check_case(int cells, double ppc, Distribution dist, bool periodic, bool ha
   ListOptions o;
   o.half = half;
   o.row_threads = row_threads;
+  o.layout = layout;
+  o.x_split = x_split;
   NeighborList<B, Real, Dim> list(g, skin, o);
   check_rows(g, list);
   check_interaction(g, list, charge, q);
@@ -212,6 +219,25 @@ TEST_CASE("neighbour lists: rows and interaction against the oracle, before and 
       check_case<float, 2>(6, 5, Distribution::OnFaces, periodic, half);
       check_case<double, 2>(5, 3, Distribution::Clustered, periodic, half);
       check_case<float, 3>(8, 1, Distribution::Uniform, periodic, half);  // > 4096 list cells: several scan tiles
+    }
+}
+
+TEST_CASE("neighbour lists: list cells 1/2 and 1/3 of the reach along X (x_split)", CELLINT_TEST_TAG "[lists]") {
+  for (int split : {2, 3})
+    for (bool half : {false, true})
+      for (bool periodic : {true, false}) {
+        check_case<float, 3>(4, 6, Distribution::Uniform, periodic, half, 0, ListLayout::Auto, split);
+        check_case<double, 2>(5, 3, Distribution::Clustered, periodic, half, 0, ListLayout::Auto, split);
+        check_case<float, 2>(6, 5, Distribution::OnFaces, periodic, half, 0, ListLayout::Auto, split);
+      }
+}
+
+TEST_CASE("neighbour lists: rows and columns on every backend", CELLINT_TEST_TAG "[lists]") {
+  // (each backend's own layout is the other one's default: Columns on GPU-like backends, Rows on the Host)
+  for (ListLayout layout : {ListLayout::Rows, ListLayout::Columns})
+    for (bool half : {false, true}) {
+      check_case<float, 3>(4, 6, Distribution::Uniform, true, half, 0, layout);
+      check_case<double, 2>(5, 3, Distribution::Clustered, false, half, 2, layout);
     }
 }
 
@@ -548,9 +574,10 @@ Index slot_of(const CellGrid<B, Real, Dim>& g, Index user) {
 /// in on it (in a cell next to its own, or, both listed, in any cell), or when it moved farther than narrowest cell -
 /// cutoff - skin / 2; the interaction stays exact throughout.
 template <class Real>
-void check_pair_trigger(bool half) {
+void check_pair_trigger(bool half, int x_split = 0) {
   const std::uint64_t seed = fresh_seed();
-  INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, seed " << seed);
+  INFO((sizeof(Real) == 4 ? "float" : "double")
+       << (half ? ", half" : ", full") << " list, x split " << x_split << ", seed " << seed);
   const Real rc = 1, skin = Real(0.3);
   // list cells of 1.5 in a periodic cube of 6: a particle may move 1.5 - 1 - 0.15 = 0.35 before it rebuilds alone, and
   // two particles (1.5 - 1) / 2 = 0.25 each before they are checked against each other
@@ -581,6 +608,7 @@ void check_pair_trigger(bool half) {
   const auto charge = g.attach(q);
   ListOptions o;
   o.half = half;
+  o.x_split = x_split;  // (2: cells 0.75 wide along X, two of them on each side: the same bounds)
   const NeighborList<B, Real, 3> automatic(g, skin, o);
   CHECK_FALSE(automatic.checks_pairs());  // (Auto: pairs from NeighborList::pairs_from particles)
   o.trigger = RebuildTrigger::Pairs;
@@ -626,16 +654,17 @@ void check_pair_trigger(bool half) {
 /// small random steps (2D and 3D, periodic and open); after every update the interaction against the oracle, whether
 /// the list rebuilt or not.
 template <class Real, int Dim>
-void check_pair_trigger_random(bool half, Distribution dist, bool periodic) {
+void check_pair_trigger_random(bool half, Distribution dist, bool periodic, int x_split = 0) {
   const std::uint64_t seed = fresh_seed();
   INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list, "
-             << to_string(dist) << (periodic ? ", periodic" : ", open") << ", seed " << seed);
+           << to_string(dist) << (periodic ? ", periodic" : ", open") << ", x split " << x_split << ", seed " << seed);
   CellGrid<B, Real, Dim> g(Box<Real, Dim>::cube(Real(0), Real(6), periodic), Real(1));
   g.build(make_positions(g.geometry(), Dim == 3 ? 4 : 6, dist, seed));
   const auto q = random_charges(g, seed ^ 0x51D);
   const auto charge = g.attach(q);
   ListOptions o;
   o.half = half;
+  o.x_split = x_split;
   o.trigger = RebuildTrigger::Pairs;
   NeighborList<B, Real, Dim> list(g, Real(0.3), o);
   o.trigger = RebuildTrigger::HalfSkin;
@@ -654,7 +683,52 @@ void check_pair_trigger_random(bool half, Distribution dist, bool periodic) {
   CHECK(list.check(g).builds <= plain.check(g).builds);
 }
 
+/// The pair check's bound where the list cells are split along X (ListOptions::x_split = 2) and X is the shortest axis:
+/// the particles a row's walk leaves out are two X cells (1.325) away, not one cell of the other axes (1.5), so a
+/// listed particle rebuilds past 1.325 - 1 - 0.15 = 0.175 alone. Two particles 1.4 apart along X, three split cells
+/// apart, each moved 0.2 and 0.21 towards each other: within the cutoff, seen by neither walk.
+template <class Real>
+void check_pair_trigger_split(bool half) {
+  INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list");
+  Box<Real, 3> box = Box<Real, 3>::cube(Real(0), Real(6), true);
+  box.lengths[0] = Real(5.3);  // 4 cells of 1.325 along X for a reach of 1.3, 8 when split
+  CellGrid<B, Real, 3> g(box, Real(1));
+  Positions<Real, 3> p;
+  const double at[2][3] = {{0.6, 3.0, 3.0}, {2.0, 3.0, 3.0}};
+  for (const auto& x : at)
+    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
+  g.build(p);
+  std::vector<Real> q(2, Real(1));
+  const auto charge = g.attach(q);
+  ListOptions o;
+  o.half = half;
+  o.x_split = 2;
+  o.trigger = RebuildTrigger::Pairs;
+  NeighborList<B, Real, 3> list(g, Real(0.3), o);
+  const long b0 = list.check(g).builds;
+  auto move = [&](Index user, double by) {
+    auto sp = sorted_positions(g);
+    const auto s = static_cast<std::size_t>(slot_of(g, user));
+    sp[0][s] = static_cast<Real>(double(sp[0][s]) + by);
+    set_positions(g, sp);
+    list.update(g);
+  };
+  move(0, 0.17);  // listed (past 0.15), below 0.175: no rebuild
+  CHECK(list.check(g).builds == b0);
+  check_interaction(g, list, charge, q);
+  move(0, 0.03);  // 0.2: past 0.175, rebuilds alone
+  CHECK(list.check(g).builds == b0 + 1);
+  move(0, -0.2);  // back where it was, rebuilt again
+  CHECK(list.check(g).builds == b0 + 2);
+  move(0, 0.2);    // past 0.175 again: rebuilt (with a bound of 0.35, listed only)
+  move(1, -0.21);  // 0.99 apart; B is listed too, and neither walk holds the other
+  check_interaction(g, list, charge, q);
+  check_rows(g, list);
+}
+
 TEST_CASE("neighbour lists: the rebuild trigger looks at pairs", CELLINT_TEST_TAG "[lists][sanitize]") {
+  check_pair_trigger_split<float>(false);
+  check_pair_trigger_split<double>(true);
   for (bool half : {false, true}) {
     check_pair_trigger<float>(half);
     check_pair_trigger<double>(half);
@@ -662,6 +736,10 @@ TEST_CASE("neighbour lists: the rebuild trigger looks at pairs", CELLINT_TEST_TA
     check_pair_trigger_random<double, 3>(half, Distribution::Clustered, true);
     check_pair_trigger_random<float, 2>(half, Distribution::Uniform, false);
     check_pair_trigger_random<double, 2>(half, Distribution::Clustered, true);
+    check_pair_trigger<float>(half, 2);
+    check_pair_trigger_random<float, 3>(half, Distribution::Uniform, true, 2);
+    check_pair_trigger_random<double, 3>(half, Distribution::Clustered, false, 3);
+    check_pair_trigger_random<float, 2>(half, Distribution::Clustered, true, 2);
   }
 }
 

@@ -68,6 +68,10 @@ struct ListOptions {
   /// Rows in a fixed order, the same run after run for the same grid slots: each list cell's particles in slot order
   /// (a sort per cell after the rebuild's atomic binning; see interact() with Tuning::reproducible).
   bool stable = false;
+  /// List cells along X per cutoff + skin (1, 2 or 3; 0: automatic, 2 when the list has more than 4,096 cells of
+  /// width cutoff + skin, else 1). A row's candidates are the cells within `x_split` of its own along X and one along
+  /// the others: 3 + 2 / x_split cell widths along X instead of 3, in as many runs of list positions.
+  int x_split = 0;
 };
 
 /// What check() found.
@@ -111,8 +115,12 @@ class NeighborList {
   /// @throws InvalidArgument for a negative or non-finite skin, an unbuilt grid, or a periodic axis with room for fewer
   ///         than 3 cells of width cutoff + skin (enlarge the box or reduce the skin)
   NeighborList(const Grid& grid, Real skin, const ListOptions& o = {}, Index targets = -1)
-      : skin_(skin), opts_(o), geo_(list_geometry(grid, skin)) {
+      : skin_(skin), opts_(o), split_(x_split_for(grid, skin, o.x_split)), geo_(list_geometry(grid, skin, split_)) {
     set_targets(targets);
+    CELLINT_EXPECTS(o.x_split >= 0 && o.x_split <= 3,
+                    "cellint::NeighborList: ListOptions::x_split must be 0 "
+                    "(automatic), 1, 2 or 3, got ",
+                    o.x_split);
     CELLINT_EXPECTS(o.every >= 1, "cellint::NeighborList: ListOptions::every must be >= 1, got ", o.every);
     CELLINT_EXPECTS(o.capacity >= 0, "cellint::NeighborList: ListOptions::capacity must be >= 0, got ", o.capacity);
     CELLINT_EXPECTS(
@@ -359,6 +367,7 @@ class NeighborList {
   detail::ListShape<Real, Dim> shape(const Grid& grid) const {
     detail::ListShape<Real, Dim> s{};
     s.geo = geo_;
+    s.split = split_;
     const Real reach = geo_.cutoff + skin_;
     s.reach2 = reach * reach;
     for (int d = 0; d < Dim; ++d) s.inv_len[d] = Real(1) / geo_.box.lengths[d];
@@ -389,9 +398,10 @@ class NeighborList {
     s.movers = checks_pairs() && n_ ? const_cast<Index*>(movers_.data()) : nullptr;
     s.mover_cap = static_cast<Index>(movers_.size());
     // a move past far2 rebuilds at once: pairs of cells that are not adjacent are a cell apart at least
-    double box_extent = 0, narrowest = static_cast<double>(geo_.width[0]);
+    // (along X the cells beyond `split` of a particle's own: split cells wide at least)
+    double box_extent = 0, narrowest = static_cast<double>(geo_.width[0]) * split_;
     for (int d = 0; d < Dim; ++d) {
-      narrowest = std::min(narrowest, static_cast<double>(geo_.width[d]));
+      narrowest = std::min(narrowest, static_cast<double>(geo_.width[d]) * (d == 0 ? split_ : 1));
       box_extent = std::max(box_extent, std::abs(static_cast<double>(geo_.box.origin[d])) +
                                             static_cast<double>(geo_.box.lengths[d]));
     }
@@ -417,13 +427,25 @@ class NeighborList {
   // particles the pair check looks at in one update (more: rebuild): 1,024, or one in 512 of many
   static std::size_t mover_room(std::size_t n) { return std::max<std::size_t>(1024, n / 512); }
 
-  static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin) {
+  static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin, int k) {
     CELLINT_EXPECTS(std::isfinite(skin) && skin >= 0, "cellint::NeighborList: the skin must be >= 0 and finite, got ",
                     skin);
     CELLINT_EXPECTS(grid.built(),
                     "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
                     "first");
-    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
+    GridGeometry<Real, Dim> g = make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
+    g.cells[0] *= k;  // cells 1 / k of the reach wide along X (ListOptions::x_split)
+    g.width[0] /= static_cast<Real>(k);
+    g.inv_width[0] *= static_cast<Real>(k);
+    return g;
+  }
+  // ListOptions::x_split as chosen: fewer candidates in as many runs, but not where the cells of width cutoff + skin
+  // fit one scan tile, whose one-kernel scan a finer grid would lose
+  static int x_split_for(const Grid& grid, Real skin, int asked) {
+    if (asked > 0 || !(std::isfinite(skin) && skin >= 0) || !grid.built()) return asked > 0 ? asked : 1;
+    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin).cell_count() > detail::list_scan_tile
+               ? 2
+               : 1;
   }
   bool same_box(const Box<Real, Dim>& b) const {
     for (int d = 0; d < Dim; ++d)
@@ -596,6 +618,7 @@ class NeighborList {
 
   Real skin_;
   ListOptions opts_;
+  int split_ = 1;  // list cells along X per cutoff + skin
   GridGeometry<Real, Dim> geo_;
   bool columns_ = true;
   Index n_ = 0;

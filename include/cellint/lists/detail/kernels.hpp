@@ -65,7 +65,9 @@ struct alignas(4 * sizeof(Real)) Packed {
 /// What the list kernels see: the list's cells and rows, and the grid's current positions.
 template <class Real, int Dim>
 struct ListShape {
-  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= cutoff + skin); geo.cutoff is the interaction cutoff
+  GridGeometry<Real, Dim> geo;  ///< the list's cells (width >= (cutoff + skin) / split along X, >= cutoff + skin on the
+                                ///< others); geo.cutoff is the interaction cutoff
+  int split;                    ///< list cells along X per cutoff + skin: a row's candidates lie within `split` cells
   Real reach2;                  ///< (cutoff + skin)^2: the pairs a row holds
   Real inv_len[Dim];            ///< 1 / box length per axis (minimum image)
   Index n;                      ///< particles (grid slots)
@@ -153,7 +155,7 @@ struct ListShape {
     cell = geo.linear(c);
     return true;
   }
-  /// Calls fn(u, j, dr, r2, image) for every list position u (slot j) of the 3^Dim list cells around the cell of list
+  /// Calls fn(u, j, dr, r2, image) for every list position u (slot j) of the list cells around the cell of list
   /// position t, with r2 = |dr|^2 < r2max and dr = x_t - x_u, x_u taken at the image of its cell next to t's (`image`:
   /// that image is not x_u itself); positions are `packed`'s. u == t is left out, and with `half` every u < t too.
   /// Complete for r2max <= reach2 while no particle has moved more than skin / 2 since the last rebuild (packed
@@ -182,6 +184,12 @@ struct ListShape {
       for (; u < u1; ++u) visit(u, packed[u]);
     });
   }
+  /// Calls fn(c0, c1, shift) for the ranges of list cells [c0, c1) around cell coordinates c, one image each: the
+  /// cells within `split` along X and one along the other axes.
+  template <class Fn>
+  CELLINT_HD void for_each_cell_range(const Index (&c)[Dim], Fn&& fn) const {
+    for_each_neighbor_range<true>(geo, c, fn, split);
+  }
   /// Calls fn(u0, u1, xs, image) for each run [u0, u1) of candidate list positions around list position t (the list
   /// cells adjacent along X, one image each; with `half` only u > t): xs = xt less the run's image shift, so that dr =
   /// xs - x_u, and `image` whether that shift is not zero. The run may hold t itself (full lists).
@@ -189,7 +197,7 @@ struct ListShape {
   CELLINT_HD void for_each_candidate_run(Index t, const Vec<Real, Dim>& xt, Fn&& fn) const {
     Index c[Dim];
     geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
-    for_each_neighbor_range<true>(geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
+    for_each_cell_range(c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
       Vec<Real, Dim> xs;
       bool image = false;
       for (int d = 0; d < Dim; ++d) {
@@ -321,7 +329,7 @@ struct ListCheckMovers {
       const Vec<Real, Dim> dt = s.displacement(t);
       Index c[Dim];
       s.geo.coords(static_cast<Index>(s.cell_of[s.ids[t]]), c);
-      for_each_neighbor_range<true>(s.geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
+      s.for_each_cell_range(c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
         for (Index u = static_cast<Index>(s.start[c0]) + lane; u < static_cast<Index>(s.start[c1]); u += lanes) {
           if (u == t) continue;
           Vec<Real, Dim> r0, rel;
@@ -542,7 +550,7 @@ struct ListMarkBorder {
     if (!border) {
       Index c[Dim];
       s.geo.coords(static_cast<Index>(s.cell_of[s.ids[t]]), c);
-      for_each_neighbor_range<true>(s.geo, c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
+      s.for_each_cell_range(c, [&](Index c0, Index c1, const Vec<Real, Dim>&) {
         for (Index k = c0; k < c1; ++k) border = border || s.late[k] != 0;
       });
     }

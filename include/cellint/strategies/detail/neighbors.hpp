@@ -40,17 +40,20 @@ CELLINT_HD inline bool neighbor_row(const GridGeometry<Real, Dim>& g, Index y, I
 /// (c itself included), rows in the order z, y and x fastest. With MergeX, neighbours adjacent
 /// along X in memory (same row, no periodic wrap between them) come as one range
 /// [first_cell, end_cell) of up to 3 cells, whose particles are the contiguous slots
-/// [cell_start[first_cell], cell_start[end_cell]); else every call is one cell.
+/// [cell_start[first_cell], cell_start[end_cell]); else every call is one cell. With `reach_x`, the
+/// cells within reach_x of c along X instead of one (a neighbour list whose cells are 1 / reach_x of
+/// its reach along X; a periodic X then needs 2 reach_x + 1 cells).
 CELLINT_HD_WARNING_DISABLE
 template <bool MergeX, class Real, int Dim, class Fn>
-CELLINT_HD inline void for_each_neighbor_range(const GridGeometry<Real, Dim>& g, const Index (&c)[Dim], Fn&& fn) {
+CELLINT_HD inline void for_each_neighbor_range(const GridGeometry<Real, Dim>& g, const Index (&c)[Dim], Fn&& fn,
+                                               int reach_x = 1) {
   constexpr int rows = Dim == 3 ? 9 : 3;
   for (int r = 0; r < rows; ++r) {
     Vec<Real, Dim> s;
     Index row;
     if (!neighbor_row(g, c[1] + (r % 3 - 1), Dim == 3 ? c[Dim - 1] + (r / 3 - 1) : Index(0), row, s)) continue;
     row *= g.cells[0];
-    for (int ox = -1; ox <= 1;) {
+    for (int ox = -reach_x; ox <= reach_x;) {
       Index x = c[0] + ox;
       if (!wrap_axis(g, 0, x, s[0])) {
         ++ox;
@@ -59,7 +62,7 @@ CELLINT_HD inline void for_each_neighbor_range(const GridGeometry<Real, Dim>& g,
       Index last = x;
       int e = ox + 1;
       if constexpr (MergeX) {
-        for (; e <= 1; ++e) {
+        for (; e <= reach_x; ++e) {
           Index x2 = c[0] + e;
           Real s2;
           if (!wrap_axis(g, 0, x2, s2) || x2 != last + 1) break;
