@@ -726,9 +726,59 @@ void check_pair_trigger_split(bool half) {
   check_rows(g, list);
 }
 
+/// Listed particles checked against each other (RebuildTrigger::Pairs, x_split = 2, the box of the test above): A and
+/// B 1.335 apart, three split cells, move 0.17 each, past (1.325 - 1) / 2 and below 1.325 - 1 - 0.15: only the
+/// check of listed particles against each other sees them come within the cutoff (0.995 apart). 24 other particles,
+/// far from everything, move 0.16 each at the same update, so that a particle's walk over the listed ones takes
+/// several batches.
+template <class Real>
+void check_listed_pairs(bool half) {
+  INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list");
+  Box<Real, 3> box = Box<Real, 3>::cube(Real(0), Real(6), true);
+  box.lengths[0] = Real(5.3);
+  CellGrid<B, Real, 3> g(box, Real(1));
+  Positions<Real, 3> p;
+  const double ab[2][3] = {{0.655, 3.0, 3.0}, {1.99, 3.0, 3.0}};
+  for (const auto& x : ab)
+    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
+  for (double x : {0.3, 2.1, 3.9})  // 1.4 apart at least, and 1.7 from A and B
+    for (double y : {0.3, 4.7})
+      for (double z : {0.3, 1.7, 3.1, 4.5}) {
+        p[0].push_back(static_cast<Real>(x));
+        p[1].push_back(static_cast<Real>(y));
+        p[2].push_back(static_cast<Real>(z));
+      }
+  g.build(p);
+  std::vector<Real> q(static_cast<std::size_t>(g.size()), Real(1));
+  const auto charge = g.attach(q);
+  ListOptions o;
+  o.half = half;
+  o.x_split = 2;
+  o.trigger = RebuildTrigger::Pairs;
+  NeighborList<B, Real, 3> list(g, Real(0.3), o);
+  const long b0 = list.check(g).builds;
+  std::vector<Index> orig(static_cast<std::size_t>(g.size()));
+  B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
+  auto sp = sorted_positions(g);
+  for (std::size_t s = 0; s < orig.size(); ++s)
+    if (orig[s] != 1) sp[0][s] = static_cast<Real>(double(sp[0][s]) + (orig[s] == 0 ? 0.17 : 0.16));
+  set_positions(g, sp);
+  list.update(g);  // A and the others listed: no pair at risk
+  CHECK(list.check(g).builds == b0);
+  check_interaction(g, list, charge, q);
+  for (std::size_t s = 0; s < orig.size(); ++s)
+    if (orig[s] == 1) sp[0][s] = static_cast<Real>(double(sp[0][s]) - 0.17);
+  set_positions(g, sp);
+  list.update(g);  // B too: A and B within the cutoff
+  CHECK(list.check(g).builds == b0 + 1);
+  check_interaction(g, list, charge, q);
+}
+
 TEST_CASE("neighbour lists: the rebuild trigger looks at pairs", CELLINT_TEST_TAG "[lists][sanitize]") {
   check_pair_trigger_split<float>(false);
   check_pair_trigger_split<double>(true);
+  check_listed_pairs<float>(false);
+  check_listed_pairs<double>(true);
   for (bool half : {false, true}) {
     check_pair_trigger<float>(half);
     check_pair_trigger<double>(half);
