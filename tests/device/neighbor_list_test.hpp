@@ -683,6 +683,22 @@ void check_pair_trigger_random(bool half, Distribution dist, bool periodic, int 
   CHECK(list.check(g).builds <= plain.check(g).builds);
 }
 
+/// The box of the two tests below: periodic, 5.3 x 6 x 6 (4 cells of 1.325 along X for a reach of 1.3, 8 when split),
+/// and the options of their lists: the pair check, cells split in two along X.
+template <class Real>
+Box<Real, 3> narrow_x_box() {
+  Box<Real, 3> box = Box<Real, 3>::cube(Real(0), Real(6), true);
+  box.lengths[0] = Real(5.3);
+  return box;
+}
+inline ListOptions split_pair_check(bool half) {
+  ListOptions o;
+  o.half = half;
+  o.x_split = 2;
+  o.trigger = RebuildTrigger::Pairs;
+  return o;
+}
+
 /// The pair check's bound where the list cells are split along X (ListOptions::x_split = 2) and X is the shortest axis:
 /// the particles a row's walk leaves out are two X cells (1.325) away, not one cell of the other axes (1.5), so a
 /// listed particle rebuilds past 1.325 - 1 - 0.15 = 0.175 alone. Two particles 1.4 apart along X, three split cells
@@ -690,9 +706,7 @@ void check_pair_trigger_random(bool half, Distribution dist, bool periodic, int 
 template <class Real>
 void check_pair_trigger_split(bool half) {
   INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list");
-  Box<Real, 3> box = Box<Real, 3>::cube(Real(0), Real(6), true);
-  box.lengths[0] = Real(5.3);  // 4 cells of 1.325 along X for a reach of 1.3, 8 when split
-  CellGrid<B, Real, 3> g(box, Real(1));
+  CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));
   Positions<Real, 3> p;
   const double at[2][3] = {{0.6, 3.0, 3.0}, {2.0, 3.0, 3.0}};
   for (const auto& x : at)
@@ -700,11 +714,7 @@ void check_pair_trigger_split(bool half) {
   g.build(p);
   std::vector<Real> q(2, Real(1));
   const auto charge = g.attach(q);
-  ListOptions o;
-  o.half = half;
-  o.x_split = 2;
-  o.trigger = RebuildTrigger::Pairs;
-  NeighborList<B, Real, 3> list(g, Real(0.3), o);
+  NeighborList<B, Real, 3> list(g, Real(0.3), split_pair_check(half));
   const long b0 = list.check(g).builds;
   auto move = [&](Index user, double by) {
     auto sp = sorted_positions(g);
@@ -726,7 +736,7 @@ void check_pair_trigger_split(bool half) {
   check_rows(g, list);
 }
 
-/// Listed particles checked against each other (RebuildTrigger::Pairs, x_split = 2, the box of the test above): A and
+/// Listed particles checked against each other (RebuildTrigger::Pairs, x_split = 2, the narrow X box): A and
 /// B 1.335 apart, three split cells, move 0.17 each, past (1.325 - 1) / 2 and below 1.325 - 1 - 0.15: only the
 /// check of listed particles against each other sees them come within the cutoff (0.995 apart). 24 other particles,
 /// far from everything, move 0.16 each at the same update, so that a particle's walk over the listed ones takes
@@ -734,9 +744,7 @@ void check_pair_trigger_split(bool half) {
 template <class Real>
 void check_listed_pairs(bool half) {
   INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list");
-  Box<Real, 3> box = Box<Real, 3>::cube(Real(0), Real(6), true);
-  box.lengths[0] = Real(5.3);
-  CellGrid<B, Real, 3> g(box, Real(1));
+  CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));
   Positions<Real, 3> p;
   const double ab[2][3] = {{0.655, 3.0, 3.0}, {1.99, 3.0, 3.0}};
   for (const auto& x : ab)
@@ -751,11 +759,7 @@ void check_listed_pairs(bool half) {
   g.build(p);
   std::vector<Real> q(static_cast<std::size_t>(g.size()), Real(1));
   const auto charge = g.attach(q);
-  ListOptions o;
-  o.half = half;
-  o.x_split = 2;
-  o.trigger = RebuildTrigger::Pairs;
-  NeighborList<B, Real, 3> list(g, Real(0.3), o);
+  NeighborList<B, Real, 3> list(g, Real(0.3), split_pair_check(half));
   const long b0 = list.check(g).builds;
   std::vector<Index> orig(static_cast<std::size_t>(g.size()));
   B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
