@@ -889,6 +889,11 @@ TEST_CASE("neighbour lists: bad input", CELLINT_TEST_TAG "[lists]") {
   ListOptions three;
   three.row_threads = 3;
   CHECK_THROWS_WITH(List(g, 0.3f, three), Catch::Contains("row_threads"));
+  for (int split : {-1, 4}) {
+    ListOptions o;
+    o.x_split = split;
+    CHECK_THROWS_WITH(List(g, 0.3f, o), Catch::Contains("x_split must be 0 (automatic), 1, 2 or 3"));
+  }
   NeighborList<B, float, 3> list(g, 0.3f);
   // a position that is not finite: the backend flags it, check() names the particle
   auto p = sorted_positions(g);

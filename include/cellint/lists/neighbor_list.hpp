@@ -70,7 +70,7 @@ struct ListOptions {
   bool stable = false;
   /// List cells along X per cutoff + skin (1, 2 or 3; 0: automatic, 2 when the list has more than 4,096 cells of
   /// width cutoff + skin, else 1). A row's candidates are the cells within `x_split` of its own along X and one along
-  /// the others: 3 + 2 / x_split cell widths along X instead of 3, in as many runs of list positions.
+  /// the others: 2 + 1 / x_split cell widths along X instead of 3, in as many runs of list positions.
   int x_split = 0;
 };
 
@@ -118,9 +118,7 @@ class NeighborList {
       : skin_(skin), opts_(o), split_(x_split_for(grid, skin, o.x_split)), geo_(list_geometry(grid, skin, split_)) {
     set_targets(targets);
     CELLINT_EXPECTS(o.x_split >= 0 && o.x_split <= 3,
-                    "cellint::NeighborList: ListOptions::x_split must be 0 "
-                    "(automatic), 1, 2 or 3, got ",
-                    o.x_split);
+                    "cellint::NeighborList: ListOptions::x_split must be 0 (automatic), 1, 2 or 3, got ", o.x_split);
     CELLINT_EXPECTS(o.every >= 1, "cellint::NeighborList: ListOptions::every must be >= 1, got ", o.every);
     CELLINT_EXPECTS(o.capacity >= 0, "cellint::NeighborList: ListOptions::capacity must be >= 0, got ", o.capacity);
     CELLINT_EXPECTS(
