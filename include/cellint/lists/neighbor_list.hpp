@@ -115,10 +115,16 @@ class NeighborList {
   /// @throws InvalidArgument for a negative or non-finite skin, an unbuilt grid, or a periodic axis with room for fewer
   ///         than 3 cells of width cutoff + skin (enlarge the box or reduce the skin)
   NeighborList(const Grid& grid, Real skin, const ListOptions& o = {}, Index targets = -1)
-      : skin_(skin), opts_(o), split_(x_split_for(grid, skin, o.x_split)), geo_(list_geometry(grid, skin, split_)) {
+      : skin_(skin), opts_(o), geo_(list_geometry(grid, skin)) {
     set_targets(targets);
     CELLINT_EXPECTS(o.x_split >= 0 && o.x_split <= 3,
                     "cellint::NeighborList: ListOptions::x_split must be 0 (automatic), 1, 2 or 3, got ", o.x_split);
+    // cells 1 / split_ of the reach wide along X: fewer candidates in as many runs, but by default not where the cells
+    // of width cutoff + skin fit one scan tile, whose one-kernel scan a finer grid would lose
+    split_ = o.x_split > 0 ? o.x_split : (geo_.cell_count() > detail::list_scan_tile ? 2 : 1);
+    geo_.cells[0] *= split_;
+    geo_.width[0] /= static_cast<Real>(split_);
+    geo_.inv_width[0] *= static_cast<Real>(split_);
     CELLINT_EXPECTS(o.every >= 1, "cellint::NeighborList: ListOptions::every must be >= 1, got ", o.every);
     CELLINT_EXPECTS(o.capacity >= 0, "cellint::NeighborList: ListOptions::capacity must be >= 0, got ", o.capacity);
     CELLINT_EXPECTS(
@@ -425,25 +431,13 @@ class NeighborList {
   // particles the pair check looks at in one update (more: rebuild): 1,024, or one in 512 of many
   static std::size_t mover_room(std::size_t n) { return std::max<std::size_t>(1024, n / 512); }
 
-  static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin, int k) {
+  static GridGeometry<Real, Dim> list_geometry(const Grid& grid, Real skin) {
     CELLINT_EXPECTS(std::isfinite(skin) && skin >= 0, "cellint::NeighborList: the skin must be >= 0 and finite, got ",
                     skin);
     CELLINT_EXPECTS(grid.built(),
                     "cellint::NeighborList: the grid holds no binned particles; call grid.build() "
                     "first");
-    GridGeometry<Real, Dim> g = make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
-    g.cells[0] *= k;  // cells 1 / k of the reach wide along X (ListOptions::x_split)
-    g.width[0] /= static_cast<Real>(k);
-    g.inv_width[0] *= static_cast<Real>(k);
-    return g;
-  }
-  // ListOptions::x_split as chosen: fewer candidates in as many runs, but not where the cells of width cutoff + skin
-  // fit one scan tile, whose one-kernel scan a finer grid would lose
-  static int x_split_for(const Grid& grid, Real skin, int asked) {
-    if (asked > 0 || !(std::isfinite(skin) && skin >= 0) || !grid.built()) return asked > 0 ? asked : 1;
-    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin).cell_count() > detail::list_scan_tile
-               ? 2
-               : 1;
+    return make_geometry(grid.geometry().box, grid.cutoff(), grid.cutoff() + skin);
   }
   bool same_box(const Box<Real, Dim>& b) const {
     for (int d = 0; d < Dim; ++d)
@@ -780,8 +774,9 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
     // grid of 1.3 waves leaves the multiprocessors part empty in its last; there the group kernel, one thread a row.
     using Plain = detail::ListInteract<F, R, D>;
     const DeviceProperties p = B::properties();
-    const long long wave = static_cast<long long>(p.multiprocessors) * block *
-                           static_cast<long long>(Plain::launch_min_blocks ? Plain::launch_min_blocks : 8);
+    const long long per_sm = Plain::launch_min_blocks ? static_cast<long long>(Plain::launch_min_blocks) * block
+                                                      : static_cast<long long>(p.max_threads_per_multiprocessor);
+    const long long wave = static_cast<long long>(p.multiprocessors) * per_sm;  // threads resident at once
     const bool plain = !T::addable || (group == 1 && (list.options().row_threads == 1 || count >= 4 * wave));
     const std::size_t bytes = plain ? 0 : sizeof(typename T::Accum) * block;
     rep.shape =

@@ -327,38 +327,33 @@ struct ListCheckMovers {
       if (static_cast<volatile unsigned*>(s.ctrl)[ListWord::request]) return;  // (another thread asked for a rebuild)
       const Index t = s.movers[k];
       const Vec<Real, Dim> dt = s.displacement(t);
+      // the pair (t, u), r0 = x_t - x_u at the rebuild: one the rows do not hold whose relative move may have closed
+      // the room left to the cutoff raises the request
+      auto check = [&](Index u, const Vec<Real, Dim>& r0) {
+        const Vec<Real, Dim> du = s.displacement(u);  // (loaded before the tests: in flight with r0's loads)
+        const Real r02 = norm2(r0);
+        if (u == t || r02 < held2) return;
+        Vec<Real, Dim> rel;
+        for (int d = 0; d < Dim; ++d) rel[d] = dt[d] - du[d];
+        const Real room = std::sqrt(r02) - s.geo.cutoff - s.slack;
+        if (room <= Real(0) || norm2(rel) >= room * room) a.atomic_max(&s.ctrl[ListWord::request], 1u);
+      };
       Index c[Dim];
       s.geo.coords(static_cast<Index>(s.cell_of[s.ids[t]]), c);
       s.for_each_cell_range(c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
         for (Index u = static_cast<Index>(s.start[c0]) + lane; u < static_cast<Index>(s.start[c1]); u += lanes) {
-          if (u == t) continue;
-          Vec<Real, Dim> r0, rel;
-          const Vec<Real, Dim> du = s.displacement(u);
-          for (int d = 0; d < Dim; ++d) {
-            r0[d] = (s.ref[d][t] - shift[d]) - s.ref[d][u];  // (as the row build found it)
-            rel[d] = dt[d] - du[d];
-          }
-          const Real r02 = norm2(r0);
-          if (r02 < held2) continue;
-          const Real room = std::sqrt(r02) - s.geo.cutoff - s.slack;
-          if (room <= Real(0) || norm2(rel) >= room * room) a.atomic_max(&s.ctrl[ListWord::request], 1u);
+          Vec<Real, Dim> r0;
+          for (int d = 0; d < Dim; ++d) r0[d] = (s.ref[d][t] - shift[d]) - s.ref[d][u];  // (as the row build found it)
+          check(u, r0);
         }
       });
       if (!(norm2(dt) > s.near2)) continue;
       for (Index q = lane; q < m; q += lanes) {  // against the other listed particles, cells adjacent or not
         const Index u = s.movers[q];
-        if (u == t) continue;
-        Vec<Real, Dim> r0, rel;
-        const Vec<Real, Dim> du = s.displacement(u);
-        for (int d = 0; d < Dim; ++d) {
-          r0[d] = s.ref[d][t] - s.ref[d][u];
-          rel[d] = dt[d] - du[d];
-        }
+        Vec<Real, Dim> r0;
+        for (int d = 0; d < Dim; ++d) r0[d] = s.ref[d][t] - s.ref[d][u];
         s.minimum_image(r0);
-        const Real r02 = norm2(r0);
-        if (r02 < held2) continue;
-        const Real room = std::sqrt(r02) - s.geo.cutoff - s.slack;
-        if (room <= Real(0) || norm2(rel) >= room * room) a.atomic_max(&s.ctrl[ListWord::request], 1u);
+        check(u, r0);
       }
     }
   }
