@@ -203,9 +203,11 @@ TEST_CASE("distributed sums equal the single-rank run's, every strategy", "[mpi]
 
 /// Between list rebuilds: every owned particle moves in the rank's grid (on the backend, slot order) by less than half
 /// the skin, update_ghosts() sends the same ghosts' new positions, and a full list with rows for the owned particles
-/// only (set_targets) gives each owned particle the single-rank run's sums at the moved positions.
+/// only (set_targets) gives each owned particle the single-rank run's sums at the moved positions. `overlap`: 0 ghosts
+/// first, then every row; 1 the interior rows in update_ghosts(meanwhile), the border rows after it; 2 the border rows
+/// in update_ghosts(meanwhile, then).
 template <class B, class Real, int Dim>
-void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, bool overlap) {
+void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int overlap) {
   const Real skin = Real(0.3);
   const Box<Real, Dim> box = test_box<Real, Dim>(periodic, 8);
   CellGrid<B, Real, Dim> shape(box, Real(1));
@@ -254,7 +256,7 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, bool o
   const LJ lj = LJ::make(Real(1), Real(0.4), Real(1), true, Real(0.25));
   Buffer<B, typename LJ::Accum> out(static_cast<std::size_t>(std::max<Index>(g.grid().size(), 1)));
   out.fill_bytes(0xff);  // (NaN: a row left out shows)
-  if (overlap) {         // interior rows while the ghosts travel, then the border rows
+  if (overlap == 1) {    // interior rows while the ghosts travel, then the border rows
     int calls = 0;
     list.update(g.grid(), ListPart::Interior);
     g.update_ghosts([&] {
@@ -264,6 +266,24 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, bool o
     list.update(g.grid(), ListPart::Border);
     interact(list, g.grid(), lj, out.data(), ListPart::Border);
     CHECK(calls == 1);
+  } else if (overlap == 2) {  // the border rows as the ghosts arrive, on the exchange's stream
+    int calls = 0, thens = 0;
+    const auto stream = g.grid().stream();
+    list.update(g.grid(), ListPart::Interior);
+    g.update_ghosts(
+        [&] {
+          ++calls;
+          CHECK(thens == 0);
+          interact(list, g.grid(), lj, out.data(), ListPart::Interior);
+        },
+        [&] {
+          ++thens;
+          list.update(g.grid(), ListPart::Border);
+          interact(list, g.grid(), lj, out.data(), ListPart::Border);
+        });
+    CHECK(calls == 1);
+    CHECK(thens == 1);
+    CHECK(g.grid().stream() == stream);  // (restored)
   } else {
     g.update_ghosts();
     list.update(g.grid());
@@ -274,7 +294,10 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, bool o
   if (world_rank() != 0) return;
   INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << ", " << Dim << "D, "
                     << (periodic ? "periodic" : "open") << ", ghosts updated in place"
-                    << (overlap ? " beside the interior rows" : "") << ", seed " << seed);
+                    << (overlap == 1   ? " beside the interior rows"
+                        : overlap == 2 ? " beside the interior rows, border rows in then()"
+                                       : "")
+                    << ", seed " << seed);
   std::array<std::vector<Real>, Dim> y;
   for (int d = 0; d < Dim; ++d) y[d].resize(x[0].size());
   for (std::size_t i = 0; i < x[0].size(); ++i) {
@@ -298,13 +321,15 @@ TEST_CASE("ghosts updated in place follow their owners; a list over owned target
           "[mpi]") {
   const std::uint64_t seed = shared_seed();
   for (bool periodic : {true, false}) {
-    ghosts_follow_owners<Host, double, 3>(periodic, seed, false, false);
-    ghosts_follow_owners<Host, double, 3>(periodic, seed + 5, false, true);
-    ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 1, false, true);
-    ghosts_follow_owners<Emulated, double, 2>(periodic, seed + 2, false, false);
+    ghosts_follow_owners<Host, double, 3>(periodic, seed, false, 0);
+    ghosts_follow_owners<Host, double, 3>(periodic, seed + 5, false, 1);
+    ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 1, false, 1);
+    ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 6, false, 2);
+    ghosts_follow_owners<Emulated, double, 2>(periodic, seed + 2, false, 0);
     if (world_size() >= 4 && world_size() % 2 == 0) {
-      ghosts_follow_owners<Host, float, 2>(periodic, seed + 3, true, true);
-      ghosts_follow_owners<Emulated, double, 3>(periodic, seed + 4, true, false);
+      ghosts_follow_owners<Host, float, 2>(periodic, seed + 3, true, 1);
+      ghosts_follow_owners<Emulated, double, 3>(periodic, seed + 4, true, 0);
+      ghosts_follow_owners<Host, double, 3>(periodic, seed + 7, true, 2);
     }
   }
 }

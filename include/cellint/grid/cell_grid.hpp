@@ -349,6 +349,14 @@ class CellGrid {
   const GridOptions<Real>& options() const { return opts_; }
   /// Backend stream the grid works on.
   Stream stream() const { return stream_; }
+  /// Sends the grid's later work, and that of the calls given the grid (interact(), a NeighborList's update()), to
+  /// stream `s`; returns the stream it replaces. Work already enqueued on the old stream is not waited for: order the
+  /// two streams where it matters (cellint::mpi::DistributedGrid::update_ghosts(meanwhile, then) does, with events).
+  Stream set_stream(Stream s) {
+    const Stream old = stream_;
+    stream_ = s;
+    return old;
+  }
   /// Sorted positions along axis d (backend pointer, writable; call rebuild() after moving them).
   Real* positions(int d) { return pos_[d].data(); }
   /// Sorted positions along axis d (backend pointer).

@@ -539,13 +539,42 @@ class DistributedGrid {
   ///     interact(list, g.grid(), f, out, ListPart::Border);
   template <class Meanwhile>
   void update_ghosts(Meanwhile&& meanwhile) {
+    update_ghosts(meanwhile, [] {});
+  }
+
+  /// update_ghosts(meanwhile), and then() for the work that needs the ghosts (the border rows): on GPU backends then()
+  /// is called once the ghosts' arrival is enqueued on the exchange's stream, with the grid's stream() set to that
+  /// stream, so that the work it enqueues through the grid starts as soon as the ghosts are in, at the side stream's
+  /// high priority, beside meanwhile()'s (its blocks take the multiprocessors as the interior kernel's retire, instead
+  /// of running after its last block). then() must write nothing that meanwhile()'s work reads or writes; on return
+  /// the grid's stream (restored) waits for both. On the Host and Emulated backends then() runs after the exchange.
+  ///
+  ///     list.update(g.grid(), ListPart::Interior);
+  ///     g.update_ghosts([&] { interact(list, g.grid(), f, out, ListPart::Interior); },
+  ///                     [&] {
+  ///                       list.update(g.grid(), ListPart::Border);
+  ///                       interact(list, g.grid(), f, out, ListPart::Border);
+  ///                     });
+  template <class Meanwhile, class Then>
+  void update_ghosts(Meanwhile&& meanwhile, Then&& then) {
     if constexpr (detail::SideStreamOf<Backend>::value) {
       if (!side_) side_ = std::make_unique<Side>();
-      side_->fork(grid_->stream());
+      const auto main = grid_->stream();
+      side_->fork(main);
       exchange_ghosts(side_->get(), meanwhile);
-      side_->join(grid_->stream());
+      grid_->set_stream(side_->get());
+      try {
+        then();
+      } catch (...) {
+        grid_->set_stream(main);
+        side_->join(main);
+        throw;
+      }
+      grid_->set_stream(main);
+      side_->join(main);
     } else {
       exchange_ghosts(grid_->stream(), meanwhile);
+      then();
     }
   }
 
@@ -700,16 +729,29 @@ class DistributedGrid {
     for (std::size_t k = 0; k < K; ++k)
       cellint::detail::parallel_for<Backend>(
           nk, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), keep_.data(), uattr + k * attr_cap_}, st);
-    if (arrived > 0) {
+    if (arrived > 0) {  // one copy from page-locked memory (each copy from pageable memory waits for the device)
       const std::size_t m = static_cast<std::size_t>(arrived);
+      const std::size_t at_id = align8(sizeof(Real) * Dim * m), at_val = at_id + sizeof(std::uint64_t) * m,
+                        bytes = at_val + sizeof(T) * K * m;
+      unsigned char* h = arrivals_.reserve(bytes);
       for (int d = 0; d < Dim; ++d)
-        Backend::copy(upos_[d].data() + nk, in.x[d].data(), sizeof(Real) * m, CopyKind::HostToDevice, st);
-      Backend::copy(user_id_.data() + nk, in.id.data(), sizeof(std::uint64_t) * m, CopyKind::HostToDevice, st);
-      std::vector<T> v(m * K);  // (copies from pageable host memory return once the source may be released)
-      for (std::size_t k = 0; k < K; ++k) {
-        for (std::size_t i = 0; i < m; ++i) v[k * m + i] = static_cast<T>(in.field[i * K + k]);
-        Backend::copy(uattr + k * attr_cap_ + nk, v.data() + k * m, sizeof(T) * m, CopyKind::HostToDevice, st);
-      }
+        std::memcpy(h + sizeof(Real) * static_cast<std::size_t>(d) * m, in.x[d].data(), sizeof(Real) * m);
+      std::memcpy(h + at_id, in.id.data(), sizeof(std::uint64_t) * m);
+      for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t i = 0; i < m; ++i) {
+          const T v = static_cast<T>(in.field[i * K + k]);
+          std::memcpy(h + at_val + sizeof(T) * (k * m + i), &v, sizeof(T));
+        }
+      if (scratch_.size() < bytes) scratch_.resize(bytes);
+      unsigned char* base = scratch_.data();
+      Backend::copy(base, h, bytes, CopyKind::HostToDevice, st);
+      for (int d = 0; d < Dim; ++d)
+        Backend::copy(upos_[d].data() + nk, base + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m,
+                      CopyKind::DeviceToDevice, st);
+      Backend::copy(user_id_.data() + nk, base + at_id, sizeof(std::uint64_t) * m, CopyKind::DeviceToDevice, st);
+      for (std::size_t k = 0; k < K; ++k)
+        Backend::copy(uattr + k * attr_cap_ + nk, base + at_val + sizeof(T) * k * m, sizeof(T) * m,
+                      CopyKind::DeviceToDevice, st);
     }
     lap(times_.migrate);
     // 4. the ghost layer, axis by axis (corners through two faces, as exchange()): positions and ids, both faces of
@@ -1384,6 +1426,7 @@ class DistributedGrid {
   Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
+  detail::HostStaging<Backend, unsigned char> arrivals_;      // redistribute(): the arrivals, for one copy
   using Side = typename detail::SideStreamOf<Backend>::type;
   std::unique_ptr<Side> side_;  // update_ghosts(meanwhile)'s stream (GPU backends)
   bool profile_ = false;        // profile()
