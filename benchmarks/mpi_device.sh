@@ -7,7 +7,9 @@
 #            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
 #   skin     the weak runs again with a skin of 0.5 (and the one-GPU demo beside them)
 #   repeat   the weak runs with and without overlap, alternated, ROUNDS times (default 3): the run-to-run spread
-#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat]      (default: check and scaling)
+#   margin   the weak runs with ghost margins 0 (every list rebuild redistributes), 0.3 (the default) and 0.6,
+#            alternated, ROUNDS times (default 2), with --breakdown runs of each after them
+#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin]      (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
 # and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
@@ -58,6 +60,8 @@ for stage in "${STAGES[@]}"; do
     fi
     np=$gpus; [ "$np" -lt 2 ] && np=2
     for a in "--precision double --cells 12 --check-serial 1e-9" "--precision double --cells 12 --overlap off --check-serial 1e-9" \
+             "--precision double --cells 12 --ghost-margin 0 --check-serial 1e-9" \
+             "--precision double --cells 12 --ghost-margin 0.6 --check-serial 1e-9" \
              "--precision float --cells 20 --check-serial 1e-3" \
              "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
       say "$np ranks: $a"
@@ -109,7 +113,24 @@ for stage in "${STAGES[@]}"; do
       done
     done
     ;;
-  *) echo "unknown stage $stage (check, scaling, skin, repeat)"; exit 1 ;;
+  margin)
+    common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      for m in 0 0.3 0.6; do
+        say "round $round, weak scaling, --ghost-margin $m"
+        env "${common[@]}" ARGS="--precision float --ghost-margin $m" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
+          TAG="m${m/./}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | grep efficiency |
+          tee -a "$log"
+      done
+    done
+    for m in 0 0.6; do
+      say "weak scaling with --breakdown, --ghost-margin $m"
+      env "${common[@]}" ARGS="--precision float --breakdown --ghost-margin $m" WEAK_ATOMS=2048000 STEPS=1000 \
+        KINDS=weak TAG="breakdown_m${m/./}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+    done
+    grep -h 'Per step\|One rebuild' "$OUT"/runs/breakdown_m*.log | tee -a "$log" >/dev/null
+    ;;
+  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null

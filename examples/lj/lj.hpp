@@ -289,21 +289,29 @@ struct SumTriples {
   }
 };
 
-/// Sets *moved to 1 when some atom moved farther than sqrt(limit2) since the last rebuild.
+/// Sets moved[0] to 1 when some atom moved farther than sqrt(limit2) since the last rebuild; with `ref2`, also
+/// moved[1] to 1 when some atom moved farther than sqrt(limit2b) since the positions ref2 holds.
 template <class Real>
 struct MovedTooFar {
   const Real* x[3];
   const Real* ref[3];
   Real limit2;
   unsigned* moved;
+  const Real* ref2[3] = {nullptr, nullptr, nullptr};
+  Real limit2b = 0;
   template <class A>
   CELLINT_HD void operator()(A& atomics, Index i) const {
-    Real r2 = 0;
+    Real r2 = 0, r2b = 0;
     for (int d = 0; d < 3; ++d) {
-      const Real dx = x[d][i] - ref[d][i];
+      const Real xi = x[d][i], dx = xi - ref[d][i];
       r2 += dx * dx;
+      if (ref2[0]) {
+        const Real dy = xi - ref2[d][i];
+        r2b += dy * dy;
+      }
     }
     if (r2 > limit2) atomics.atomic_max(moved, 1u);
+    if (ref2[0] && r2b > limit2b) atomics.atomic_max(moved + 1, 1u);
   }
 };
 

@@ -12,8 +12,10 @@
 //  - list (--list full; the default on GPU backends): the state stays in the rank's grid on the backend. Each step
 //    moves every atom there, update_ghosts() sends the ghosts' new positions (packed on the backend), and a full
 //    Verlet list (cutoff + skin) with rows for the owned atoms only gives the forces. When some atom anywhere has moved
-//    more than skin / 2 since the last rebuild (an MPI_Allreduce of each rank's flag), every rank calls
-//    redistribute() (migration and a new ghost layer on the backend, velocities carried) and rebuilds its list.
+//    more than skin / 2 since the list's build (an MPI_Allreduce of each rank's flags), every rank rebuilds its list
+//    over the atoms and ghosts it has; the ghost layer is wider than cutoff + skin by a margin (--ghost-margin), and
+//    only when an atom has moved more than (skin + margin) / 2 since the last redistribution does every rank call
+//    redistribute() (migration and a new ghost layer on the backend, velocities carried) before the list.
 // Thermo lines sum over the ranks. With --check-serial TOL, rank 0 runs the same system alone (one rank,
 // MPI_COMM_SELF) and compares: step-0 thermo (identical to 10 digits in double), every atom's final position within
 // TOL. With a GPU backend each rank takes GPU (rank on its node) mod (GPUs on the node).
@@ -49,6 +51,7 @@ struct Run {
   std::array<int, 3> ranks{};  // 0: balanced_ranks() chooses
   double check_serial = -1;    // < 0: off
   bool overlap = true;         // list loop: interior pairs computed while the ghosts' positions travel
+  double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: the skin)
   std::string json;            // summary file (rank 0; empty: none)
 };
 
@@ -72,6 +75,9 @@ void usage(const char* prog) {
       "  --breakdown         time each phase (waits for the device at the end of each)\n"
       "  --overlap on|off    list loop: compute the interior rows while the ghosts' positions travel\n"
       "                      (default on)\n"
+      "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
+      "                      migration or a new ghost layer until an atom has moved (skin + X) / 2\n"
+      "                      (default: the skin; 0: every rebuild redistributes)\n"
       "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
       "  --json FILE         summary: atoms, ranks, atom-steps/s and the time per step by phase\n",
       prog);
@@ -124,6 +130,9 @@ Run parse(int argc, char** argv) {
       const std::string v = args.value();
       if (v != "on" && v != "off") args.fail("--overlap must be on or off");
       r.overlap = v == "on";
+    } else if (a == "--ghost-margin") {
+      r.ghost_margin = args.real();
+      if (!(r.ghost_margin >= 0)) args.fail("--ghost-margin must be >= 0");
     } else if (a == "--json") {
       r.json = args.value();
     } else {
@@ -145,7 +154,8 @@ struct Outcome {
   double integrate_s = 0, migrate_s = 0, exchange_s = 0, compute_s = 0, reduce_s = 0;
   std::array<int, 3> ranks{};
   std::string loop = "cells";  // cells | list
-  long rebuilds = 0;           // list loop: rebuilds in the loop
+  long rebuilds = 0;           // list loop: list rebuilds in the loop
+  long redistributions = 0;    // list loop: those with migration and a new ghost layer (redistribute())
   std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
   // list loop with --breakdown: one rebuild's parts in seconds, the largest over the ranks (classification, migration,
@@ -304,8 +314,9 @@ class ListLoop {
   ListLoop(MPI_Comm comm, const Run& r, const lj::Lattice& lat)
       : r_(r),
         skin_(r.o.skin >= 0 ? r.o.skin : 0.3),
+        margin_(r.ghost_margin >= 0 ? r.ghost_margin : skin_),
         g_(comm, cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lat.box), true), static_cast<Real>(r.o.cutoff),
-           r.ranks, static_cast<Real>(skin_)),
+           r.ranks, static_cast<Real>(skin_ + margin_)),
         lj_(LJ::make(Real(1), Real(1), static_cast<Real>(r.o.cutoff), r.o.shifted)),
         forces_only_(lj_),
         n_(lat.x[0].size()),
@@ -321,7 +332,7 @@ class ListLoop {
       }
     partials_.resize(3 * lanes1);
     totals_.resize(3 * lanes2);
-    moved_.resize(1);
+    moved_.resize(2);
     g_.migrate(true);
     rebuild(true);
   }
@@ -336,7 +347,7 @@ class ListLoop {
     forces();
     thermo(out, 0, print);
     for (double& x : t_) x = 0;
-    long rebuilds0 = rebuilds_;
+    const long rebuilds0 = rebuilds_, moves0 = redistributions_;
     g_.profile(o.breakdown);
     list_s_ = 0;
     MPI_Barrier(g_.comm());
@@ -346,19 +357,25 @@ class ListLoop {
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
       timed(t_[0], [&] { kick(true); });  // v += dt/2 F/m; x += dt v (ghosts: v = 0)
-      bool again = false;
-      timed(t_[4], [&] { again = moved_too_far(); });  // any atom on any rank past skin / 2
-      if (again) {
+      Moved moved;
+      timed(t_[4], [&] { moved = moved_too_far(); });  // any atom on any rank past skin / 2, or past the margin
+      if (moved.redistribute) {
         timed(t_[1], [&] { rebuild(false); });  // migrate, new ghosts, list
         timed(t_[3], [&] { forces(); });
-      } else if (r_.overlap) {  // interior rows while the ghosts' new positions travel, then the border rows
+      } else if (moved.relist) {  // the same atoms and ghosts: the ghosts' positions, then the list
+        timed(t_[1], [&] {
+          g_.update_ghosts();
+          relist();
+        });
+        timed(t_[3], [&] { forces(); });
+      } else if (r_.overlap) {  // interior rows while the ghosts' new positions travel; the border rows as they arrive
         timed(t_[2], [&] {
           list_->update(g_.grid(), cellint::ListPart::Interior);
-          g_.update_ghosts([&] { forces(cellint::ListPart::Interior); });
-        });
-        timed(t_[3], [&] {
-          list_->update(g_.grid(), cellint::ListPart::Border);
-          forces(cellint::ListPart::Border);
+          g_.update_ghosts([&] { forces(cellint::ListPart::Interior); },
+                           [&] {
+                             list_->update(g_.grid(), cellint::ListPart::Border);
+                             forces(cellint::ListPart::Border);
+                           });
         });
       } else {
         timed(t_[2], [&] { g_.update_ghosts(); });        // the ghosts' new positions
@@ -374,12 +391,17 @@ class ListLoop {
     reduce_phases(g_.comm(), t_, out);
     out.ranks = g_.decomposition().ranks;
     out.rebuilds = rebuilds_ - rebuilds0;
+    out.redistributions = redistributions_ - moves0;
     if (o.breakdown && out.rebuilds > 0) {
       const auto& rt = g_.rebuild_times();
       const double mine[5] = {rt.classify, rt.migrate, rt.ghosts, rt.build, list_s_};
       double most[5] = {0, 0, 0, 0, 0};
       MPI_Allreduce(mine, most, 5, MPI_DOUBLE, MPI_MAX, g_.comm());
-      for (int q = 0; q < 5; ++q) out.rebuild_parts[static_cast<std::size_t>(q)] = most[q] / out.rebuilds;
+      // (redistribute()'s parts per redistribution, the list's build per rebuild)
+      for (int q = 0; q < 4; ++q)
+        out.rebuild_parts[static_cast<std::size_t>(q)] =
+            out.redistributions > 0 ? most[q] / static_cast<double>(out.redistributions) : 0.0;
+      out.rebuild_parts[4] = most[4] / static_cast<double>(out.rebuilds);
     }
     out.transport = g_.halo_transport();
     out.ghosts = g_.sum(static_cast<double>(g_.ghost_count())) / g_.size();
@@ -418,20 +440,55 @@ class ListLoop {
     }
   }
 
-  // whether any atom of any rank moved more than skin / 2 since the last rebuild (waits for the device)
-  bool moved_too_far() {
+  // What the ranks' displacements ask for: a new list (an atom moved more than skin / 2 since the list's build), and a
+  // redistribution with it (an atom moved more than (skin + margin) / 2 since the last one: with a ghost layer of
+  // cutoff + skin + margin, until then every atom within reach of an owned one is in the rank's grid, owned atoms
+  // having moved out of their sub-box by that much at most).
+  struct Moved {
+    bool relist = false, redistribute = false;
+  };
+  Moved moved_too_far() {  // (waits for the device; one MPI_Allreduce)
     auto& grid = g_.grid();
     moved_.fill_bytes(0, grid.stream());
-    const Real half = static_cast<Real>(0.5 * skin_);
+    const Real half = static_cast<Real>(0.5 * skin_), far = static_cast<Real>(0.5 * (skin_ + margin_));
     lj::MovedTooFar<Real> k{{grid.positions(0), grid.positions(1), grid.positions(2)},
                             {ref_[0].data(), ref_[1].data(), ref_[2].data()},
                             half * half,
                             moved_.data()};
+    if (margin_ > 0)  // (else every rebuild redistributes: the second reference is not read)
+      for (int d = 0; d < 3; ++d) {
+        k.ref2[d] = moved_ref_[d].data();
+        k.limit2b = far * far;
+      }
     cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
-    unsigned mine = 0, any = 0;
-    moved_.download(&mine, grid.stream());
-    MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED, MPI_MAX, g_.comm());
-    return any != 0;
+    unsigned mine[2] = {0, 0}, any[2] = {0, 0};
+    moved_.download(mine, grid.stream());
+    MPI_Allreduce(mine, any, 2, MPI_UNSIGNED, MPI_MAX, g_.comm());
+    Moved m;
+    m.redistribute = any[1] != 0 || (margin_ <= 0 && any[0] != 0);
+    m.relist = any[0] != 0;
+    return m;
+  }
+
+  // A new list over the same owned atoms and ghosts (their positions current), and its reference positions.
+  void relist() {
+    auto& grid = g_.grid();
+    const double t0 = MPI_Wtime();
+    list_->build(grid);
+    if (r_.o.breakdown) {
+      B::synchronize();
+      list_s_ += MPI_Wtime() - t0;
+    }
+    keep_positions(ref_);
+    ++rebuilds_;
+  }
+  void keep_positions(cellint::Buffer<B, Real> (&to)[3]) {
+    auto& grid = g_.grid();
+    const std::size_t all = static_cast<std::size_t>(grid.size());
+    for (int d = 0; d < 3; ++d) {
+      to[d].resize(std::max<std::size_t>(all, 1));
+      B::copy(to[d].data(), grid.positions(d), sizeof(Real) * all, cellint::CopyKind::DeviceToDevice, grid.stream());
+    }
   }
 
   // migration, the ghost layer, velocities and the list: on the host the first time (exchange()), then on the backend
@@ -468,11 +525,10 @@ class ListLoop {
     }
     forces_.resize(std::max<std::size_t>(all, 1));
     energies_.resize(std::max<std::size_t>(all, 1));
-    for (int d = 0; d < 3; ++d) {
-      ref_[d].resize(std::max<std::size_t>(all, 1));
-      B::copy(ref_[d].data(), grid.positions(d), sizeof(Real) * all, cellint::CopyKind::DeviceToDevice, grid.stream());
-    }
+    keep_positions(ref_);
+    if (margin_ > 0) keep_positions(moved_ref_);
     ++rebuilds_;
+    ++redistributions_;
   }
 
   void forces(cellint::ListPart part = cellint::ListPart::All) {
@@ -504,6 +560,7 @@ class ListLoop {
 
   const Run& r_;
   double skin_;
+  double margin_;  // ghost layer beyond cutoff + skin: list rebuilds without redistribution while atoms stay within it
   Grid g_;
   LJ lj_;
   ForcesOnly forces_only_;
@@ -513,12 +570,13 @@ class ListLoop {
   std::array<cellint::Attribute<Acc>, 3> vel_;
   cellint::Buffer<B, Force> forces_;
   cellint::Buffer<B, Accum> energies_;
-  cellint::Buffer<B, Real> ref_[3];
+  cellint::Buffer<B, Real> ref_[3];        // positions at the list's build
+  cellint::Buffer<B, Real> moved_ref_[3];  // positions at the last redistribution
   cellint::Buffer<B, unsigned> moved_;
   cellint::Buffer<B, double> partials_, totals_;
   double t_[5] = {0, 0, 0, 0, 0};
   double list_s_ = 0;  // --breakdown: the list's builds in the loop
-  long rebuilds_ = 0;
+  long rebuilds_ = 0, redistributions_ = 0;
 };
 
 /// The loop a run uses: none (cells) or full (list).
@@ -549,16 +607,17 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     if (out.loop == "list")
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
-          "rebuilds %.4g (%ld rebuilds), integration %.4g, votes and thermo sums %.4g; %.0f ghosts per rank (%s)\n",
+          "rebuilds %.4g (%ld rebuilds, %ld with redistribution), integration %.4g, votes and thermo sums %.4g; %.0f "
+          "ghosts per rank (%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
-          r.overlap ? " (border rows)" : "", out.compute_s * ms, r.overlap ? " with the interior rows" : "",
-          out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.integrate_s * ms, out.reduce_s * ms, out.ghosts,
-          out.transport.c_str());
+          r.overlap ? " (after rebuilds)" : "", out.compute_s * ms, r.overlap ? " with the rows" : "",
+          out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.redistributions, out.integrate_s * ms,
+          out.reduce_s * ms, out.ghosts, out.transport.c_str());
     if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0) {
       const auto& q = out.rebuild_parts;
       std::printf(
-          "One rebuild (ms, the slowest rank's): classification %.3g, migration %.3g, ghost layer %.3g, grid build "
-          "%.3g, list build %.3g\n",
+          "One rebuild (ms, the slowest rank's): redistribution's classification %.3g, migration %.3g, ghost layer "
+          "%.3g, grid build %.3g (per redistribution); list build %.3g\n",
           1e3 * q[0], 1e3 * q[1], 1e3 * q[2], 1e3 * q[3], 1e3 * q[4]);
     }
     if (out.loop != "list")
@@ -615,12 +674,14 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
                "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n"
                "  \"decomposition\": [%d, %d, %d],\n  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
                "  \"atom_steps_per_s\": %.6g,\n"
-               "  \"rebuilds\": %ld,\n  \"ghosts_per_rank\": %.0f,\n  \"halo_transport\": \"%s\",\n"
+               "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
+               "  \"halo_transport\": \"%s\",\n"
                "  \"overlap\": %s,\n  \"breakdown\": %s,\n",
                device.c_str(), B::name(), r.o.precision.c_str(),
                r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(),
                out.loop.c_str(), size, out.ranks[0], out.ranks[1], out.ranks[2], atoms, r.o.steps, out.loop_s,
-               out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds, out.ghosts,
+               out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
+               out.redistributions, out.ghosts,
                out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
                out.loop == "list" && r.overlap ? "true" : "false", r.o.breakdown ? "true" : "false");
   std::fprintf(f,
