@@ -47,6 +47,20 @@ M=(mpiexec --bind-to none)
 ranks=()
 for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && ranks+=("$n"); done
 
+# weak scaling with each value of one option in turn, ROUNDS times: alternate ROUNDS OPTION VALUE...
+alternate() {
+  local rounds=$1 opt=$2 round v
+  shift 2
+  for round in $(seq 1 "$rounds"); do
+    for v in "$@"; do
+      say "round $round, weak scaling, $opt $v"
+      env "${common[@]}" ARGS="--precision float $opt $v" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
+        TAG="${opt#--}_${v/./}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 |
+        grep efficiency | tee -a "$log"
+    done
+  done
+}
+
 for stage in "${STAGES[@]}"; do
   case $stage in
   check)
@@ -104,25 +118,11 @@ for stage in "${STAGES[@]}"; do
     ;;
   repeat)
     common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
-    for round in $(seq 1 "${ROUNDS:-3}"); do
-      for mode in on off; do
-        say "round $round, weak scaling, --overlap $mode"
-        env "${common[@]}" ARGS="--precision float --overlap $mode" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
-          TAG="r${round}_${mode}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | grep efficiency |
-          tee -a "$log"
-      done
-    done
+    alternate "${ROUNDS:-3}" --overlap on off
     ;;
   margin)
     common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
-    for round in $(seq 1 "${ROUNDS:-2}"); do
-      for m in 0 0.3 0.6; do
-        say "round $round, weak scaling, --ghost-margin $m"
-        env "${common[@]}" ARGS="--precision float --ghost-margin $m" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
-          TAG="m${m/./}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | grep efficiency |
-          tee -a "$log"
-      done
-    done
+    alternate "${ROUNDS:-2}" --ghost-margin 0 0.3 0.6
     for m in 0 0.6; do
       say "weak scaling with --breakdown, --ghost-margin $m"
       env "${common[@]}" ARGS="--precision float --breakdown --ghost-margin $m" WEAK_ATOMS=2048000 STEPS=1000 \
