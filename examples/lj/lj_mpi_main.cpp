@@ -299,6 +299,18 @@ Outcome simulate_cells(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool
   return out;
 }
 
+/// lj::KickDrift, then lj::MovedTooFar at the new positions: one pass over the atoms.
+template <class Real, class Acc, class Accum>
+struct KickDriftMoved {
+  lj::KickDrift<Real, Acc, Accum> kick;
+  lj::MovedTooFar<Real> moved;
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index i) const {
+    kick(a, i);
+    moved(a, i);
+  }
+};
+
 /// The list loop: positions and velocities stay in the rank's grid on the backend; ghosts' positions travel every
 /// step; migration, the ghost choice and the list's rebuild happen together when an atom has moved more than skin / 2.
 template <class B, class Real, class Acc>
@@ -356,7 +368,8 @@ class ListLoop {
     const Phases<B> timed{o.breakdown};
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
-      timed(t_[0], [&] { kick(true); });  // v += dt/2 F/m; x += dt v (ghosts: v = 0)
+      // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v (ghosts: v = 0); the displacements
+      timed(t_[0], [&] { kick_drift(); });
       Moved moved;
       timed(t_[4], [&] { moved = moved_too_far(); });  // any atom on any rank past skin / 2, or past the margin
       if (moved.redistribute) {
@@ -382,9 +395,13 @@ class ListLoop {
         timed(t_[3], [&] { list_->update(g_.grid()); });  // packs the positions for the pair kernel
         timed(t_[3], [&] { forces(); });
       }
-      timed(t_[0], [&] { kick(false); });  // v += dt/2 F/m
-      if (thermo_step) thermo(out, step, print);
+      kick_pending_ = true;  // v += dt/2 F/m: with the next step's first half kick, or now where v is read
+      if (thermo_step) {
+        timed(t_[0], [&] { settle_kick(); });
+        thermo(out, step, print);
+      }
     }
+    settle_kick();
     B::synchronize();
     MPI_Barrier(g_.comm());
     out.loop_s = MPI_Wtime() - t0;
@@ -421,23 +438,40 @@ class ListLoop {
     return {grid.attribute(vel_[0]), grid.attribute(vel_[1]), grid.attribute(vel_[2])};
   }
 
-  // first (with drift) or second half kick of velocity Verlet over every slot of the grid: ghosts have v = 0 and,
-  // with no list rows, F = 0, so they stay where update_ghosts() put them
-  void kick(bool drift) {
+  // Velocity Verlet over every slot of the grid (ghosts have v = 0 and, with no list rows, F = 0, so they stay where
+  // update_ghosts() put them). kick_drift(): v += dt/2 F/m, or dt F/m where the previous step's second half kick is
+  // pending (the two are one kernel, as leapfrog); x += dt v; and in the same pass the displacement flags that
+  // moved_too_far() reads.
+  void kick_drift() {
     auto& grid = g_.grid();
     const auto v = velocities();
-    const Acc half = static_cast<Acc>(0.5 * r_.o.dt);
-    if (drift) {
-      lj::KickDrift<Real, Acc, Force> k{{grid.positions(0), grid.positions(1), grid.positions(2)},
+    moved_.fill_bytes(0, grid.stream());
+    const Real half = static_cast<Real>(0.5 * skin_), far = static_cast<Real>(0.5 * (skin_ + margin_));
+    KickDriftMoved<Real, Acc, Force> k{{{grid.positions(0), grid.positions(1), grid.positions(2)},
                                         {v[0], v[1], v[2]},
                                         forces_.data(),
-                                        half,
-                                        static_cast<Acc>(r_.o.dt)};
-      cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
-    } else {
-      lj::Kick<Acc, Force> k{{v[0], v[1], v[2]}, forces_.data(), half};
-      cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
-    }
+                                        static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
+                                        static_cast<Acc>(r_.o.dt)},
+                                       {{grid.positions(0), grid.positions(1), grid.positions(2)},
+                                        {ref_[0].data(), ref_[1].data(), ref_[2].data()},
+                                        half * half,
+                                        moved_.data()}};
+    if (margin_ > 0)  // (else every rebuild redistributes: the second reference is not read)
+      for (int d = 0; d < 3; ++d) {
+        k.moved.ref2[d] = moved_ref_[d].data();
+        k.moved.limit2b = far * far;
+      }
+    cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
+    kick_pending_ = false;
+  }
+  // The second half kick of the last step, where the velocities are read.
+  void settle_kick() {
+    if (!kick_pending_) return;
+    auto& grid = g_.grid();
+    const auto v = velocities();
+    lj::Kick<Acc, Force> k{{v[0], v[1], v[2]}, forces_.data(), static_cast<Acc>(0.5 * r_.o.dt)};
+    cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
+    kick_pending_ = false;
   }
 
   // What the ranks' displacements ask for: a new list (an atom moved more than skin / 2 since the list's build), and a
@@ -448,21 +482,8 @@ class ListLoop {
     bool relist = false, redistribute = false;
   };
   Moved moved_too_far() {  // (waits for the device; one MPI_Allreduce)
-    auto& grid = g_.grid();
-    moved_.fill_bytes(0, grid.stream());
-    const Real half = static_cast<Real>(0.5 * skin_), far = static_cast<Real>(0.5 * (skin_ + margin_));
-    lj::MovedTooFar<Real> k{{grid.positions(0), grid.positions(1), grid.positions(2)},
-                            {ref_[0].data(), ref_[1].data(), ref_[2].data()},
-                            half * half,
-                            moved_.data()};
-    if (margin_ > 0)  // (else every rebuild redistributes: the second reference is not read)
-      for (int d = 0; d < 3; ++d) {
-        k.ref2[d] = moved_ref_[d].data();
-        k.limit2b = far * far;
-      }
-    cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
     unsigned mine[2] = {0, 0}, any[2] = {0, 0};
-    moved_.download(mine, grid.stream());
+    moved_.download(mine, g_.grid().stream());  // (kick_drift()'s flags)
     MPI_Allreduce(mine, any, 2, MPI_UNSIGNED, MPI_MAX, g_.comm());
     Moved m;
     m.redistribute = any[1] != 0 || (margin_ <= 0 && any[0] != 0);
@@ -577,6 +598,7 @@ class ListLoop {
   double t_[5] = {0, 0, 0, 0, 0};
   double list_s_ = 0;  // --breakdown: the list's builds in the loop
   long rebuilds_ = 0, redistributions_ = 0;
+  bool kick_pending_ = false;  // the last step's second half kick is still to be applied
 };
 
 /// The loop a run uses: none (cells) or full (list).
