@@ -872,6 +872,39 @@ TEST_CASE("neighbour lists: a recorded step (StepGraph) replays the device-side 
   CHECK(st.builds > b0);  // rebuilt inside a replay
 }
 
+TEST_CASE("neighbour lists: CellGrid::set_stream() sends a list's update and interact() to another stream",
+          CELLINT_TEST_TAG "[lists]") {
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  OwnStream<B> first, second;
+  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f, {}, first.get());
+  g.build(make_positions(g.geometry(), 4, Distribution::Clustered, seed));
+  std::vector<float> q(static_cast<std::size_t>(g.size()), 1.0f);
+  const auto charge = g.attach(q);
+  NeighborList<B, float, 3> list(g, 0.3f);
+  using F = Probe<float, 3>;
+  const F f{1.0f, false, charge};
+  Buffer<B, F::Accum> out(static_cast<std::size_t>(g.size())), direct(static_cast<std::size_t>(g.size()));
+  interact(list, g, f, direct);
+  B::synchronize(g.stream());
+  jiggle(g, 0.45 * 0.3, seed + 1);
+  B::synchronize(g.stream());
+  const auto was = g.set_stream(second.get());
+  CHECK(was == first.get());
+  CHECK(g.stream() == second.get());
+  list.update(g);
+  interact(list, g, f, out);
+  B::synchronize(second.get());
+  CHECK(g.set_stream(was) == second.get());
+  interact(list, g, f, direct);
+  B::synchronize(g.stream());
+  const auto a = g.to_user_order(out), d = g.to_user_order(direct);
+  int differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &d[i], sizeof(F::Accum)) != 0;
+  CHECK(differ == 0);
+  check_interaction(g, list, charge, q);
+}
+
 /// A functor without symmetric().
 struct NoSym {
   struct Accum {
