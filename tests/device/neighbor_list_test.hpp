@@ -701,6 +701,15 @@ inline ListOptions split_pair_check(bool half) {
   return o;
 }
 
+/// Positions of the given points, in that order.
+template <class Real>
+Positions<Real, 3> points(const std::vector<std::array<double, 3>>& at) {
+  Positions<Real, 3> p;
+  for (const auto& x : at)
+    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
+  return p;
+}
+
 /// The pair check's bound where the list cells are split along X (ListOptions::x_split = 2) and X is the shortest axis:
 /// the particles a row's walk leaves out are two X cells (1.325) away, not one cell of the other axes (1.5), so a
 /// listed particle rebuilds past 1.325 - 1 - 0.15 = 0.175 alone. Two particles 1.4 apart along X, three split cells
@@ -709,11 +718,7 @@ template <class Real>
 void check_pair_trigger_split(bool half) {
   INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list");
   CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));
-  Positions<Real, 3> p;
-  const double at[2][3] = {{0.6, 3.0, 3.0}, {2.0, 3.0, 3.0}};
-  for (const auto& x : at)
-    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
-  g.build(p);
+  g.build(points<Real>({{0.6, 3.0, 3.0}, {2.0, 3.0, 3.0}}));
   std::vector<Real> q(2, Real(1));
   const auto charge = g.attach(q);
   NeighborList<B, Real, 3> list(g, Real(0.3), split_pair_check(half));
@@ -747,17 +752,11 @@ template <class Real>
 void check_listed_pairs(bool half) {
   INFO((sizeof(Real) == 4 ? "float" : "double") << (half ? ", half" : ", full") << " list");
   CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));
-  Positions<Real, 3> p;
-  const double ab[2][3] = {{0.655, 3.0, 3.0}, {1.99, 3.0, 3.0}};
-  for (const auto& x : ab)
-    for (int d = 0; d < 3; ++d) p[d].push_back(static_cast<Real>(x[d]));
+  std::vector<std::array<double, 3>> at = {{0.655, 3.0, 3.0}, {1.99, 3.0, 3.0}};
   for (double x : {0.3, 2.1, 3.9})  // 1.4 apart at least, and 1.7 from A and B
     for (double y : {0.3, 4.7})
-      for (double z : {0.3, 1.7, 3.1, 4.5}) {
-        p[0].push_back(static_cast<Real>(x));
-        p[1].push_back(static_cast<Real>(y));
-        p[2].push_back(static_cast<Real>(z));
-      }
+      for (double z : {0.3, 1.7, 3.1, 4.5}) at.push_back({x, y, z});
+  const Positions<Real, 3> p = points<Real>(at);
   g.build(p);
   std::vector<Real> q(static_cast<std::size_t>(g.size()), Real(1));
   const auto charge = g.attach(q);

@@ -563,15 +563,17 @@ class DistributedGrid {
       side_->fork(main);
       exchange_ghosts(side_->get(), meanwhile);
       grid_->set_stream(side_->get());
+      auto back = [&] {  // the grid's stream again, after the exchange and then()'s work
+        grid_->set_stream(main);
+        side_->join(main);
+      };
       try {
         then();
       } catch (...) {
-        grid_->set_stream(main);
-        side_->join(main);
+        back();
         throw;
       }
-      grid_->set_stream(main);
-      side_->join(main);
+      back();
     } else {
       exchange_ghosts(grid_->stream(), meanwhile);
       then();
@@ -729,29 +731,22 @@ class DistributedGrid {
     for (std::size_t k = 0; k < K; ++k)
       cellint::detail::parallel_for<Backend>(
           nk, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), keep_.data(), uattr + k * attr_cap_}, st);
-    if (arrived > 0) {  // one copy from page-locked memory (each copy from pageable memory waits for the device)
+    if (arrived > 0) {  // from page-locked memory: copies that do not wait for the device, as pageable ones do
       const std::size_t m = static_cast<std::size_t>(arrived);
-      const std::size_t at_id = align8(sizeof(Real) * Dim * m), at_val = at_id + sizeof(std::uint64_t) * m,
-                        bytes = at_val + sizeof(T) * K * m;
-      unsigned char* h = arrivals_.reserve(bytes);
-      for (int d = 0; d < Dim; ++d)
-        std::memcpy(h + sizeof(Real) * static_cast<std::size_t>(d) * m, in.x[d].data(), sizeof(Real) * m);
+      const std::size_t at_id = align8(sizeof(Real) * Dim * m), at_val = at_id + sizeof(std::uint64_t) * m;
+      unsigned char* h = arrivals_.reserve(at_val + sizeof(T) * K * m);
+      for (int d = 0; d < Dim; ++d) {
+        unsigned char* x = h + sizeof(Real) * static_cast<std::size_t>(d) * m;
+        std::memcpy(x, in.x[d].data(), sizeof(Real) * m);
+        Backend::copy(upos_[d].data() + nk, x, sizeof(Real) * m, CopyKind::HostToDevice, st);
+      }
       std::memcpy(h + at_id, in.id.data(), sizeof(std::uint64_t) * m);
-      for (std::size_t k = 0; k < K; ++k)
-        for (std::size_t i = 0; i < m; ++i) {
-          const T v = static_cast<T>(in.field[i * K + k]);
-          std::memcpy(h + at_val + sizeof(T) * (k * m + i), &v, sizeof(T));
-        }
-      if (scratch_.size() < bytes) scratch_.resize(bytes);
-      unsigned char* base = scratch_.data();
-      Backend::copy(base, h, bytes, CopyKind::HostToDevice, st);
-      for (int d = 0; d < Dim; ++d)
-        Backend::copy(upos_[d].data() + nk, base + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m,
-                      CopyKind::DeviceToDevice, st);
-      Backend::copy(user_id_.data() + nk, base + at_id, sizeof(std::uint64_t) * m, CopyKind::DeviceToDevice, st);
-      for (std::size_t k = 0; k < K; ++k)
-        Backend::copy(uattr + k * attr_cap_ + nk, base + at_val + sizeof(T) * k * m, sizeof(T) * m,
-                      CopyKind::DeviceToDevice, st);
+      Backend::copy(user_id_.data() + nk, h + at_id, sizeof(std::uint64_t) * m, CopyKind::HostToDevice, st);
+      for (std::size_t k = 0; k < K; ++k) {
+        T* v = reinterpret_cast<T*>(h + at_val) + k * m;  // (at_val: a multiple of 8)
+        for (std::size_t i = 0; i < m; ++i) v[i] = static_cast<T>(in.field[i * K + k]);
+        Backend::copy(uattr + k * attr_cap_ + nk, v, sizeof(T) * m, CopyKind::HostToDevice, st);
+      }
     }
     lap(times_.migrate);
     // 4. the ghost layer, axis by axis (corners through two faces, as exchange()): positions and ids, both faces of
@@ -1426,7 +1421,7 @@ class DistributedGrid {
   Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
-  detail::HostStaging<Backend, unsigned char> arrivals_;      // redistribute(): the arrivals, for one copy
+  detail::HostStaging<Backend, unsigned char> arrivals_;      // redistribute(): the arrivals, page-locked
   using Side = typename detail::SideStreamOf<Backend>::type;
   std::unique_ptr<Side> side_;  // update_ghosts(meanwhile)'s stream (GPU backends)
   bool profile_ = false;        // profile()
