@@ -2,7 +2,8 @@
 # Per-kernel GPU times of the list path in the LJ demo (Nsight Compute, one CUDA GPU): builds cellint_lj_cuda (or uses
 # $LJ_BIN), runs in.lj for 60 steps under ncu at each size of $CELLS (default 80: 2,048,000 atoms) and prints min /
 # median / max / total per kernel, then the demo's rate at 62,500 and 2,048,000 atoms without the profiler.
-#   bash tools/profile_lists.sh [build-dir]      (EXTRA: more demo options, e.g. "--row-threads 1")
+#   bash tools/profile_lists.sh [build-dir]      (EXTRA: more demo options, e.g. "--row-threads 1"; NCU_OPTS: more
+#   ncu options, e.g. "--clock-control none --cache-control none" for the clocks and caches of a run without it)
 set -u
 B=${1:-/tmp/cellint-prof}
 L=${LJ_BIN:-}
@@ -14,7 +15,7 @@ if [ -z "$L" ]; then
 fi
 for cells in ${CELLS:-80}; do
 echo "== in.lj, $((4 * cells * cells * cells)) atoms, float: per kernel (us; Nsight Compute clocks)"
-ncu --metrics gpu__time_duration.sum --launch-skip 100 --launch-count 400 "$L" --cells "$cells" --steps 60 --thermo 0 \
+ncu ${NCU_OPTS:-} --metrics gpu__time_duration.sum --launch-skip 100 --launch-count 400 "$L" --cells "$cells" --steps 60 --thermo 0 \
   --precision float --graph no ${EXTRA:-} >"$B.ncu" 2>&1
 python3 - "$B.ncu" <<'PY'
 import collections, re, sys
