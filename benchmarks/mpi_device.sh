@@ -9,7 +9,9 @@
 #   repeat   the weak runs with and without overlap, alternated, ROUNDS times (default 3): the run-to-run spread
 #   margin   the weak runs with ghost margins 0 (every list rebuild redistributes), 0.3 (the default) and 0.6,
 #            alternated, ROUNDS times (default 2), with --breakdown runs of each after them
-#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin]      (default: check and scaling)
+#   shape    the weak runs with the box grown as a cube and with the one-GPU box replicated along x (as LAMMPS
+#            runs in.lj's weak scaling), alternated, ROUNDS times (default 2)
+#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape]   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
 # and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
@@ -130,7 +132,18 @@ for stage in "${STAGES[@]}"; do
     done
     grep -h 'Per step\|One rebuild' "$OUT"/runs/breakdown_m*.log | tee -a "$log" >/dev/null
     ;;
-  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin)"; exit 1 ;;
+  shape)
+    common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      for shape in cube replicate; do
+        say "round $round, weak scaling, box grown as a $shape"
+        env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 WEAK_SHAPE=$shape STEPS=1000 KINDS=weak \
+          TAG="shape_${shape}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 |
+          grep efficiency | tee -a "$log"
+      done
+    done
+    ;;
+  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null

@@ -8,12 +8,15 @@
 # rate / (ranks x rate of one rank). STEPS steps each (default 50; STRONG_STEPS for strong), thermo at the end only.
 # ARGS: more options for every run (e.g. "--backend cuda --precision float"; the GPU program is cellint_lj_mpi_cuda,
 # one GPU per rank); KINDS: "weak strong" (default) or one of them; TAG: a prefix for the run names.
+# WEAK_SHAPE: cube (default: the box grows as a cube, WEAK_ATOMS x ranks in all) or replicate (the one-rank box
+# replicated along x, --replicate RANKS,1,1, as LAMMPS runs in.lj for weak scaling: each rank holds that box).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:-$here/build/examples/lj/cellint_lj_mpi}
 OUT=${OUT:-$here/benchmarks/results/lj-mpi-$(date -u +%Y%m%dT%H%M%SZ)}
 STEPS=${STEPS:-50}
 WEAK_ATOMS=${WEAK_ATOMS:-32000}
+WEAK_SHAPE=${WEAK_SHAPE:-cube}
 STRONG_CELLS=${STRONG_CELLS:-20}
 STRONG_STEPS=${STRONG_STEPS:-$STEPS}
 ARGS=${ARGS:-}
@@ -29,7 +32,11 @@ records=()
 for kind in $KINDS; do
   for np in "${RANKS[@]}"; do
     steps=$STEPS
-    if [ "$kind" = weak ]; then
+    shape=()
+    if [ "$kind" = weak ] && [ "$WEAK_SHAPE" = replicate ]; then
+      cells=$(python3 -c "print(max(5, round(($WEAK_ATOMS / 4) ** (1 / 3))))")
+      shape=(--replicate "$np,1,1")
+    elif [ "$kind" = weak ]; then
       cells=$(python3 -c "print(max(5, round(($WEAK_ATOMS * $np / 4) ** (1 / 3))))")
     else
       cells=$STRONG_CELLS
@@ -37,7 +44,7 @@ for kind in $KINDS; do
     fi
     tag="${TAG}${kind}_np${np}"
     # shellcheck disable=SC2086
-    $LAUNCH -n "$np" "$BIN" --cells "$cells" --steps "$steps" --thermo 0 $ARGS --json "$OUT/$tag.json" \
+    $LAUNCH -n "$np" "$BIN" --cells "$cells" "${shape[@]}" --steps "$steps" --thermo 0 $ARGS --json "$OUT/$tag.json" \
       >"$OUT/$tag.log" 2>&1
     echo "$kind, $np ranks, $cells^3 cells: rc $? $(grep -m1 '^Loop time' "$OUT/$tag.log")"
     records+=("$OUT/$tag.json")

@@ -1,6 +1,6 @@
 #pragma once
 // The command-line reader of the example programs: walks argv option by option and reads the
-// value after an option as text, an integer, a number or a pair "L,H". A missing or malformed
+// value after an option as text, an integer, a number, a pair "L,H" or a triple "X,Y,Z". A missing or malformed
 // value prints "<program>: <option> ..." and exits with status 2; so does fail().
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +49,15 @@ class Args {
     if (c == std::string::npos) fail(option_ + " expects two numbers 'L,H', got '" + v + "'");
     lo = real_of(v.substr(0, c));
     hi = real_of(v.substr(c + 1));
+  }
+  /// The argument after the current option as three integers "X,Y,Z", each at least `least`.
+  void triple(int (&v)[3], int least) {
+    const std::string t = value();
+    char tail = 0;
+    if (std::sscanf(t.c_str(), "%d,%d,%d%c", &v[0], &v[1], &v[2], &tail) != 3)
+      fail(option_ + " expects three integers 'X,Y,Z', got '" + t + "'");
+    for (int d = 0; d < 3; ++d)
+      if (v[d] < least) fail(option_ + " expects integers of at least " + std::to_string(least) + ", got '" + t + "'");
   }
   /// Prints "<program>: msg" and exits with status 2.
   [[noreturn]] void fail(const std::string& msg) const {

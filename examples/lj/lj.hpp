@@ -50,6 +50,7 @@ using cellint::Index;
 /// bench/in.lj: 20x20x20 fcc unit cells = 32,000 atoms, 100 steps.
 struct Options {
   int cells = 20;             ///< fcc unit cells per box side (4 atoms each; at least 5)
+  int replicate[3] = {1, 1, 1};  ///< the box replicated along x, y, z (in.lj's x, y, z variables): cells x replicate
   double density = 0.8442;    ///< reduced number density rho* (sets the lattice constant)
   double temperature = 1.44;  ///< initial temperature T*
   double cutoff = 2.5;        ///< cutoff r_c in units of sigma
@@ -167,29 +168,36 @@ class GeomRandom {
 /// Atoms on an fcc lattice and their initial velocities, in the user's (creation) order.
 struct Lattice {
   double a = 0;              ///< lattice constant, (4 / rho)^(1/3)
-  double box = 0;            ///< box edge, cells x a
+  double box[3] = {0, 0, 0};  ///< box edges, cells x replicate x a
+  /// The box's volume.
+  double volume() const { return box[0] * box[1] * box[2]; }
   std::vector<double> x[3];  ///< positions
   std::vector<double> v[3];  ///< velocities
 };
 
-/// Builds `o.cells`^3 fcc unit cells (LAMMPS `lattice fcc rho` + `create_atoms`: same positions
+/// Builds `o.cells`^3 fcc unit cells, times `o.replicate` along each axis (LAMMPS `lattice fcc rho` + `create_atoms`
+/// in in.lj's box of 20x x 20y x 20z cells: same positions
 /// bit for bit, same order) and draws velocities as `velocity all create T seed loop geom` does:
 /// uniform components in [-0.5, 0.5) per atom, total momentum removed, then scaled so that the
 /// temperature is exactly T with 3N - 3 degrees of freedom.
 inline Lattice make_fcc(const Options& o) {
   Lattice l;
   l.a = std::pow(4.0 / o.density, 1.0 / 3.0);
-  l.box = o.cells * l.a;
+  int cells[3];
+  for (int d = 0; d < 3; ++d) {
+    cells[d] = o.cells * o.replicate[d];
+    l.box[d] = cells[d] * l.a;
+  }
   static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
-  const std::size_t n = 4 * static_cast<std::size_t>(o.cells) * o.cells * o.cells;
+  const std::size_t n = 4 * static_cast<std::size_t>(cells[0]) * cells[1] * cells[2];
   for (int d = 0; d < 3; ++d) {
     l.x[d].reserve(n);
     l.v[d].reserve(n);
   }
   double p[3] = {0, 0, 0};
-  for (int k = 0; k < o.cells; ++k)
-    for (int j = 0; j < o.cells; ++j)
-      for (int i = 0; i < o.cells; ++i)
+  for (int k = 0; k < cells[2]; ++k)
+    for (int j = 0; j < cells[1]; ++j)
+      for (int i = 0; i < cells[0]; ++i)
         for (const auto& b : basis) {
           const double x[3] = {(i + b[0]) * l.a, (j + b[1]) * l.a, (k + b[2]) * l.a};
           detail::GeomRandom r(o.seed, x);
@@ -210,6 +218,18 @@ inline Lattice make_fcc(const Options& o) {
   for (int d = 0; d < 3; ++d)
     for (double& v : l.v[d]) v *= scale;
   return l;
+}
+
+/// The periodic box of a lattice, from the origin.
+template <class Real>
+cellint::Box<Real, 3> box_of(const Lattice& l) {
+  cellint::Box<Real, 3> b;
+  for (int d = 0; d < 3; ++d) {
+    b.origin[d] = Real(0);
+    b.lengths[d] = static_cast<Real>(l.box[d]);
+    b.periodic[d] = true;
+  }
+  return b;
 }
 
 // ---- per-atom kernels (one functor per loop; run by parallel_for on any backend) ----------------
@@ -329,8 +349,9 @@ template <class Backend>
 std::string list_mode(const Options& o) {
   if (o.list != "auto") return o.list;
   if (o.strategy != "auto") return "none";  // a named cell strategy
-  // a list needs 3 of its cells (width cutoff + skin) along each side of the box
-  const double box = o.cells * std::pow(4.0 / o.density, 1.0 / 3.0);
+  // a list needs 3 of its cells (width cutoff + skin) along each side of the box (the narrowest)
+  const double box = o.cells * std::pow(4.0 / o.density, 1.0 / 3.0) *
+                     std::min(o.replicate[0], std::min(o.replicate[1], o.replicate[2]));
   if (box < 3.0 * (o.cutoff + (o.skin >= 0 ? o.skin : 0.3))) return "none";
   return Backend::is_gpu_like ? "full" : "half";
 }
@@ -366,8 +387,7 @@ class Simulation {
   explicit Simulation(const Options& o)
       : o_(o),
         lattice_(make_fcc(o)),
-        grid_(cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lattice_.box), true),
-              static_cast<Real>(o.cutoff), grid_options(o), stream_.get()),
+        grid_(box_of<Real>(lattice_), static_cast<Real>(o.cutoff), grid_options(o), stream_.get()),
         lj_(Potential::make(Real(1), Real(1), static_cast<Real>(o.cutoff), o.shifted)),
         lj_forces_(lj_),
         strategy_(parse_strategy(o.strategy)),
@@ -404,7 +424,7 @@ class Simulation {
     } else if (o_.skin > 0) {
       for (auto& r : ref_) r.resize(static_cast<std::size_t>(n_));
     }
-    volume_ = lattice_.box * lattice_.box * lattice_.box;
+    volume_ = lattice_.volume();
   }
 
   /// Number of atoms.
@@ -700,18 +720,17 @@ class Simulation {
     for (int d = 0; d < 3; ++d) vu[d] = grid_.to_user_order(static_cast<const Acc*>(v[d]));
     compute_energies();
     const std::vector<Accum> acc = grid_.to_user_order(static_cast<const Accum*>(energies_.data()));
-    const double L = lattice_.box;
+    const double* L = lattice_.box;
     std::fprintf(f, "%d\n", n_);
-    std::fprintf(
-        f,
-        "Lattice=\"%.10g 0 0 0 %.10g 0 0 0 %.10g\" Origin=\"0 0 0\" pbc=\"T T T\" "
-        "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:pe:R:1:ke:R:1 Time=%.6g Step=%ld\n",
-        L, L, L, step * o_.dt, step);
+    std::fprintf(f,
+                 "Lattice=\"%.10g 0 0 0 %.10g 0 0 0 %.10g\" Origin=\"0 0 0\" pbc=\"T T T\" "
+                 "Properties=species:S:1:id:I:1:pos:R:3:velo:R:3:pe:R:1:ke:R:1 Time=%.6g Step=%ld\n",
+                 L[0], L[1], L[2], step * o_.dt, step);
     for (Index i = 0; i < n_; ++i) {
       double p[3], w[3], v2 = 0;
       for (int d = 0; d < 3; ++d) {
         p[d] = static_cast<double>(x[d][i]);
-        p[d] -= L * std::floor(p[d] / L);
+        p[d] -= L[d] * std::floor(p[d] / L[d]);
         w[d] = static_cast<double>(vu[d][i]);
         v2 += w[d] * w[d];
       }
@@ -774,10 +793,10 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
       "  \"density\": %.10g,\n",
       precision_name<Real, Acc>(), lj_math_name<Backend, Real>(), r.atoms, o.cells, o.density);
   std::fprintf(f,
-               "  \"box\": %.10g,\n  \"grid_cells\": [%d, %d, %d],\n  \"cutoff\": %.10g,\n  "
-               "\"shifted\": %s,\n",
-               static_cast<double>(geo.box.lengths[0]), geo.cells[0], geo.cells[1], geo.cells[2],
-               o.cutoff, o.shifted ? "true" : "false");
+               "  \"box\": %.10g,\n  \"replicate\": [%d, %d, %d],\n  \"grid_cells\": [%d, %d, %d],\n  "
+               "\"cutoff\": %.10g,\n  \"shifted\": %s,\n",
+               static_cast<double>(geo.box.lengths[0]), o.replicate[0], o.replicate[1], o.replicate[2], geo.cells[0],
+               geo.cells[1], geo.cells[2], o.cutoff, o.shifted ? "true" : "false");
   std::fprintf(f, "  \"skin\": %.10g,\n  \"dt\": %.10g,\n  \"steps\": %d,\n  \"seed\": %d,\n",
                Simulation<Backend, Real, Acc>::skin(o), o.dt, o.steps, o.seed);
   const std::string mode = list_mode<Backend>(o);
@@ -843,10 +862,10 @@ int run(const Options& o) {
   const int threads = Backend::is_gpu_like ? 0 : props.multiprocessors;
   Simulation<Backend, Real, Acc> sim(o);
   const auto& geo = sim.grid().geometry();
-  std::printf(
-      "cellint %s Lennard-Jones NVE: %d atoms (fcc %dx%dx%d, rho %.4g), box %.6g, T0 %.4g\n",
-      CELLINT_VERSION_STRING, sim.size(), o.cells, o.cells, o.cells, o.density,
-      static_cast<double>(geo.box.lengths[0]), o.temperature);
+  std::printf("cellint %s Lennard-Jones NVE: %d atoms (fcc %dx%dx%d, rho %.4g), box %.6g x %.6g x %.6g, T0 %.4g\n",
+              CELLINT_VERSION_STRING, sim.size(), o.cells * o.replicate[0], o.cells * o.replicate[1],
+              o.cells * o.replicate[2], o.density, static_cast<double>(geo.box.lengths[0]),
+              static_cast<double>(geo.box.lengths[1]), static_cast<double>(geo.box.lengths[2]), o.temperature);
   std::printf("  backend %s (%s%s), precision %s (%s math), cutoff %.4g%s, dt %.4g, %d steps\n",
               Backend::name(), device.c_str(),
               threads ? (", " + std::to_string(threads) + " threads").c_str() : "",

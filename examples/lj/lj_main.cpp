@@ -26,6 +26,8 @@ void usage(const char* prog) {
       "Lennard-Jones NVE molecular dynamics in reduced units (LAMMPS bench/in.lj by default).\n"
       "  --cells N           fcc unit cells per side, 4N^3 atoms (default 20 = 32,000; 40 = 256k,\n"
       "                      80 = 2M, 160 = 16M; at least 5)\n"
+      "  --replicate X,Y,Z   the box of --cells replicated X, Y, Z times along x, y, z (in.lj's x, y, z\n"
+      "                      variables; default 1,1,1)\n"
       "  --steps N           time steps (default 100)\n"
       "  --dt X              time step in tau (default 0.005)\n"
       "  --thermo N          thermo line every N steps (default 10; 0: first and last)\n"
@@ -89,6 +91,7 @@ lj::Options parse(int argc, char** argv) {
       usage(argv[0]);
       std::exit(0);
     } else if (a == "--cells") o.cells = args.integer();
+    else if (a == "--replicate") args.triple(o.replicate, 1);
     else if (a == "--steps") o.steps = args.integer();
     else if (a == "--dt") o.dt = args.real();
     else if (a == "--thermo") o.thermo = args.integer();

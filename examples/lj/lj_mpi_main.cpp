@@ -60,6 +60,8 @@ void usage(const char* prog) {
       "usage: mpiexec -n P %s [options]\n"
       "LAMMPS bench/in.lj decomposed over MPI ranks (cellint::mpi).\n"
       "  --cells N           fcc unit cells per side, 4N^3 atoms (default 20 = 32,000)\n"
+      "  --replicate X,Y,Z   the box of --cells replicated X, Y, Z times along x, y, z (in.lj's x, y, z\n"
+      "                      variables; weak scaling as LAMMPS runs it; default 1,1,1)\n"
       "  --steps N           time steps (default 100)\n"
       "  --dt X              time step in tau (default 0.005)\n"
       "  --thermo N          thermo line every N steps (default 10; 0: first and last)\n"
@@ -94,6 +96,8 @@ Run parse(int argc, char** argv) {
     } else if (a == "--cells") {
       r.o.cells = args.integer();
       if (r.o.cells < 1) args.fail("--cells must be at least 1");
+    } else if (a == "--replicate") {
+      args.triple(r.o.replicate, 1);
     } else if (a == "--steps") {
       r.o.steps = args.integer();
       if (r.o.steps < 0) args.fail("--steps must be >= 0");
@@ -211,7 +215,7 @@ Outcome simulate_cells(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool
   using Grid = cellint::mpi::DistributedGrid<B, Real, 3>;
   using LJ = cellint::LennardJones<Real, 3, Acc, CELLINT_LJ_MATH>;
   const lj::Options& o = r.o;
-  const auto box = cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lat.box), true);
+  const auto box = lj::box_of<Real>(lat);
   Grid g(comm, box, static_cast<Real>(o.cutoff), r.ranks);
   const LJ f = LJ::make(Real(1), Real(1), static_cast<Real>(o.cutoff), o.shifted);
   const std::size_t n = lat.x[0].size();
@@ -230,7 +234,7 @@ Outcome simulate_cells(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool
     print_header(g.rank(), n, g.size(), g.decomposition().ranks, static_cast<double>(g.decomposition().ghost),
                  B::name(), "cells", o.precision);
   Outcome out;
-  const double volume = lat.box * lat.box * lat.box;
+  const double volume = lat.volume();
   double t[5] = {0, 0, 0, 0, 0};  // integrate, migrate, exchange, compute, reduce
   const Phases<B> timed{false};   // (the cell loop waits for its results every step)
   // forces of the own atoms into fields 3..5; on thermo steps also the energy and virial, summed over the ranks
@@ -327,12 +331,11 @@ class ListLoop {
       : r_(r),
         skin_(r.o.skin >= 0 ? r.o.skin : 0.3),
         margin_(r.ghost_margin >= 0 ? r.ghost_margin : skin_),
-        g_(comm, cellint::Box<Real, 3>::cube(Real(0), static_cast<Real>(lat.box), true), static_cast<Real>(r.o.cutoff),
-           r.ranks, static_cast<Real>(skin_ + margin_)),
+        g_(comm, lj::box_of<Real>(lat), static_cast<Real>(r.o.cutoff), r.ranks, static_cast<Real>(skin_ + margin_)),
         lj_(LJ::make(Real(1), Real(1), static_cast<Real>(r.o.cutoff), r.o.shifted)),
         forces_only_(lj_),
         n_(lat.x[0].size()),
-        volume_(lat.box * lat.box * lat.box) {
+        volume_(lat.volume()) {
     auto& p = g_.particles();
     p.fields = 3;  // velocity: it moves with the atom
     for (std::size_t i = 0; i < n_; ++i)
@@ -739,7 +742,7 @@ int run(const Run& r) {
     auto same = [&](double x, double y) { return std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y)); };
     const bool step0 = same(a.temp, b.temp) && same(a.e_pair, b.e_pair) && same(a.press, b.press);
     double worst = 0;
-    const double L = lat.box;
+    const double* L = lat.box;
     for (const auto& [id, x] : ref.final_x) {
       const auto it = dist.final_x.find(id);
       if (it == dist.final_x.end()) {
@@ -748,7 +751,7 @@ int run(const Run& r) {
       }
       for (int d = 0; d < 3; ++d) {
         double dx = std::fabs(it->second[d] - x[d]);
-        dx = std::min(dx, L - dx);  // (either may have wrapped)
+        dx = std::min(dx, L[d] - dx);  // (either may have wrapped)
         worst = std::max(worst, dx);
       }
     }
