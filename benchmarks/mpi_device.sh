@@ -58,7 +58,7 @@ alternate() {
       say "round $round, weak scaling, $opt $v"
       env "${common[@]}" ARGS="--precision float $opt $v" WEAK_ATOMS=2048000 STEPS=1000 KINDS=weak \
         TAG="${opt#--}_${v/./}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 |
-        grep efficiency | tee -a "$log"
+        grep -E 'efficiency|rc [1-9]' | tee -a "$log"
     done
   done
 }
@@ -139,7 +139,7 @@ for stage in "${STAGES[@]}"; do
         say "round $round, weak scaling, box grown as a $shape"
         env "${common[@]}" ARGS="--precision float" WEAK_ATOMS=2048000 WEAK_SHAPE=$shape STEPS=1000 KINDS=weak \
           TAG="shape_${shape}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 |
-          grep efficiency | tee -a "$log"
+          grep -E 'efficiency|rc [1-9]' | tee -a "$log"
       done
     done
     ;;

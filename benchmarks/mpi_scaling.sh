@@ -17,6 +17,7 @@ OUT=${OUT:-$here/benchmarks/results/lj-mpi-$(date -u +%Y%m%dT%H%M%SZ)}
 STEPS=${STEPS:-50}
 WEAK_ATOMS=${WEAK_ATOMS:-32000}
 WEAK_SHAPE=${WEAK_SHAPE:-cube}
+case $WEAK_SHAPE in cube | replicate) ;; *) echo "WEAK_SHAPE must be cube or replicate, got '$WEAK_SHAPE'"; exit 1 ;; esac
 STRONG_CELLS=${STRONG_CELLS:-20}
 STRONG_STEPS=${STRONG_STEPS:-$STEPS}
 ARGS=${ARGS:-}
@@ -44,9 +45,9 @@ for kind in $KINDS; do
     fi
     tag="${TAG}${kind}_np${np}"
     # shellcheck disable=SC2086
-    $LAUNCH -n "$np" "$BIN" --cells "$cells" "${shape[@]}" --steps "$steps" --thermo 0 $ARGS --json "$OUT/$tag.json" \
+    $LAUNCH -n "$np" "$BIN" --cells "$cells" ${shape[@]+"${shape[@]}"} --steps "$steps" --thermo 0 $ARGS --json "$OUT/$tag.json" \
       >"$OUT/$tag.log" 2>&1
-    echo "$kind, $np ranks, $cells^3 cells: rc $? $(grep -m1 '^Loop time' "$OUT/$tag.log")"
+    echo "$kind, $np ranks, $cells^3 unit cells ${shape[*]+${shape[*]}}: rc $? $(grep -m1 '^Loop time' "$OUT/$tag.log")"
     records+=("$OUT/$tag.json")
   done
 done

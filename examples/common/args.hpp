@@ -50,14 +50,20 @@ class Args {
     lo = real_of(v.substr(0, c));
     hi = real_of(v.substr(c + 1));
   }
-  /// The argument after the current option as three integers "X,Y,Z", each at least `least`.
-  void triple(int (&v)[3], int least) {
+  /// The argument after the current option as three integers "X,Y,Z", each in [least, most].
+  void triple(int (&v)[3], int least, int most) {
     const std::string t = value();
-    char tail = 0;
-    if (std::sscanf(t.c_str(), "%d,%d,%d%c", &v[0], &v[1], &v[2], &tail) != 3)
-      fail(option_ + " expects three integers 'X,Y,Z', got '" + t + "'");
-    for (int d = 0; d < 3; ++d)
-      if (v[d] < least) fail(option_ + " expects integers of at least " + std::to_string(least) + ", got '" + t + "'");
+    const char* p = t.c_str();
+    for (int d = 0; d < 3; ++d) {
+      char* end = nullptr;
+      const long x = std::strtol(p, &end, 10);
+      if (end == p || *end != (d < 2 ? ',' : '\0')) fail(option_ + " expects three integers 'X,Y,Z', got '" + t + "'");
+      if (x < least || x > most)
+        fail(option_ + " expects integers from " + std::to_string(least) + " to " + std::to_string(most) + ", got '" +
+             t + "'");
+      v[d] = static_cast<int>(x);
+      p = end + 1;
+    }
   }
   /// Prints "<program>: msg" and exits with status 2.
   [[noreturn]] void fail(const std::string& msg) const {

@@ -175,6 +175,16 @@ struct Lattice {
   std::vector<double> v[3];  ///< velocities
 };
 
+/// Why `o`'s lattice cannot be built (too many atoms for an int index), or empty.
+inline std::string lattice_error(const Options& o) {
+  const double atoms = 4.0 * o.cells * o.cells * o.cells * o.replicate[0] * o.replicate[1] * o.replicate[2];
+  if (atoms > 2147483647.0)
+    return "--cells " + std::to_string(o.cells) + " with --replicate " + std::to_string(o.replicate[0]) + "," +
+           std::to_string(o.replicate[1]) + "," + std::to_string(o.replicate[2]) + " makes " +
+           std::to_string(static_cast<long long>(atoms)) + " atoms; at most 2,147,483,647 fit the atom index";
+  return {};
+}
+
 /// Builds `o.cells`^3 fcc unit cells, times `o.replicate` along each axis (LAMMPS `lattice fcc rho` + `create_atoms`
 /// in in.lj's box of 20x x 20y x 20z cells: same positions
 /// bit for bit, same order) and draws velocities as `velocity all create T seed loop geom` does:
@@ -793,10 +803,12 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
       "  \"density\": %.10g,\n",
       precision_name<Real, Acc>(), lj_math_name<Backend, Real>(), r.atoms, o.cells, o.density);
   std::fprintf(f,
-               "  \"box\": %.10g,\n  \"replicate\": [%d, %d, %d],\n  \"grid_cells\": [%d, %d, %d],\n  "
-               "\"cutoff\": %.10g,\n  \"shifted\": %s,\n",
-               static_cast<double>(geo.box.lengths[0]), o.replicate[0], o.replicate[1], o.replicate[2], geo.cells[0],
-               geo.cells[1], geo.cells[2], o.cutoff, o.shifted ? "true" : "false");
+               "  \"box\": %.10g,\n  \"box_lengths\": [%.10g, %.10g, %.10g],\n  \"replicate\": [%d, %d, %d],\n  "
+               "\"grid_cells\": [%d, %d, %d],\n  \"cutoff\": %.10g,\n  \"shifted\": %s,\n",
+               static_cast<double>(geo.box.lengths[0]), static_cast<double>(geo.box.lengths[0]),
+               static_cast<double>(geo.box.lengths[1]), static_cast<double>(geo.box.lengths[2]), o.replicate[0],
+               o.replicate[1], o.replicate[2], geo.cells[0], geo.cells[1], geo.cells[2], o.cutoff,
+               o.shifted ? "true" : "false");
   std::fprintf(f, "  \"skin\": %.10g,\n  \"dt\": %.10g,\n  \"steps\": %d,\n  \"seed\": %d,\n",
                Simulation<Backend, Real, Acc>::skin(o), o.dt, o.steps, o.seed);
   const std::string mode = list_mode<Backend>(o);

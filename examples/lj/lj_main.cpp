@@ -91,7 +91,7 @@ lj::Options parse(int argc, char** argv) {
       usage(argv[0]);
       std::exit(0);
     } else if (a == "--cells") o.cells = args.integer();
-    else if (a == "--replicate") args.triple(o.replicate, 1);
+    else if (a == "--replicate") args.triple(o.replicate, 1, 4096);
     else if (a == "--steps") o.steps = args.integer();
     else if (a == "--dt") o.dt = args.real();
     else if (a == "--thermo") o.thermo = args.integer();
@@ -129,6 +129,7 @@ lj::Options parse(int argc, char** argv) {
   }
   auto fail = [&](const char* msg) { args.fail(msg); };
   if (o.cells < 1) fail("--cells must be at least 1");
+  if (const std::string e = lj::lattice_error(o); !e.empty()) fail(e.c_str());
   if (o.steps < 0 || o.thermo < 0 || o.every < 0 || o.equilibrate < 0)
     fail("step counts must be >= 0");
   if (!(o.dt > 0) || !(o.cutoff > 0) || !(o.density > 0) || !(o.temperature > 0))

@@ -97,7 +97,7 @@ Run parse(int argc, char** argv) {
       r.o.cells = args.integer();
       if (r.o.cells < 1) args.fail("--cells must be at least 1");
     } else if (a == "--replicate") {
-      args.triple(r.o.replicate, 1);
+      args.triple(r.o.replicate, 1, 4096);
     } else if (a == "--steps") {
       r.o.steps = args.integer();
       if (r.o.steps < 0) args.fail("--steps must be >= 0");
@@ -143,6 +143,7 @@ Run parse(int argc, char** argv) {
       args.fail("unknown option " + a + " (see --help)");
     }
   }
+  if (const std::string e = lj::lattice_error(r.o); !e.empty()) args.fail(e);
   return r;
 }
 
@@ -697,14 +698,16 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   std::fprintf(f,
                "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
                "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n"
-               "  \"decomposition\": [%d, %d, %d],\n  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
+               "  \"decomposition\": [%d, %d, %d],\n  \"unit_cells\": %d,\n  \"replicate\": [%d, %d, %d],\n"
+               "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
                "  \"atom_steps_per_s\": %.6g,\n"
                "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
                "  \"halo_transport\": \"%s\",\n"
                "  \"overlap\": %s,\n  \"breakdown\": %s,\n",
                device.c_str(), B::name(), r.o.precision.c_str(),
                r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(),
-               out.loop.c_str(), size, out.ranks[0], out.ranks[1], out.ranks[2], atoms, r.o.steps, out.loop_s,
+               out.loop.c_str(), size, out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0],
+               r.o.replicate[1], r.o.replicate[2], atoms, r.o.steps, out.loop_s,
                out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
                out.redistributions, out.ghosts,
                out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),

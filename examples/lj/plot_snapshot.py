@@ -31,7 +31,8 @@ def read_frames(path):
                 break
             n = int(line)
             header = f.readline()
-            box = float(re.search(r'Lattice="([^ "]+)', header).group(1))
+            cell = [float(v) for v in re.search(r'Lattice="([^"]+)"', header).group(1).split()]
+            box = np.array([cell[0], cell[4], cell[8]])  # the diagonal: edges along x, y, z
             step = int(re.search(r"Step=(\d+)", header).group(1))
             props = re.search(r"Properties=(\S+)", header).group(1).split(":")
             names, widths = props[0::3], [int(w) for w in props[2::3]]
@@ -57,18 +58,18 @@ def rdf(pos, box, rmax, bins=160, max_atoms=4000):
         r = np.sqrt((d * d).sum(-1)).ravel()
         hist += np.histogram(r[(r > 1e-9) & (r < rmax)], bins=edges)[0]
     shell = 4.0 / 3.0 * np.pi * (edges[1:] ** 3 - edges[:-1] ** 3)
-    rho = n / box**3
+    rho = n / np.prod(box)
     return 0.5 * (edges[1:] + edges[:-1]), hist / (len(ref) * rho * shell)
 
 
 def slab(ax, frame, values, label, cmap, thickness=1.0):
     """Atoms with |z - L/2| < thickness/2, drawn as discs of diameter ~ sigma."""
     box, pos = frame["box"], frame["pos"]
-    sel = np.abs(pos[:, 2] - 0.5 * box) < 0.5 * thickness
+    sel = np.abs(pos[:, 2] - 0.5 * box[2]) < 0.5 * thickness
     fig = ax.figure
     sc = ax.scatter(pos[sel, 0], pos[sel, 1], c=values[sel], cmap=cmap, edgecolors="k", linewidths=0.2)
-    ax.set_xlim(0, box)
-    ax.set_ylim(0, box)
+    ax.set_xlim(0, box[0])
+    ax.set_ylim(0, box[1])
     ax.set_aspect("equal")
     ax.set_xlabel(r"$x / \sigma$")
     ax.set_ylabel(r"$y / \sigma$")
@@ -77,7 +78,7 @@ def slab(ax, frame, values, label, cmap, thickness=1.0):
     # discs of diameter 0.9 sigma at the axes' final scale (points^2)
     fig.canvas.draw()
     bbox = ax.get_window_extent()
-    pts_per_sigma = bbox.width / fig.dpi * 72.0 / box
+    pts_per_sigma = bbox.width / fig.dpi * 72.0 / box[0]
     sc.set_sizes([(0.9 * pts_per_sigma) ** 2])
     return sel.sum()
 
@@ -99,7 +100,7 @@ def main():
     k = slab(b, last, last["pe"], "potential energy per atom", "viridis")
     b.set_title(f"step {last['step']}: liquid, slab of {k} atoms")
 
-    rmax = min(0.5 * box, 4.0)
+    rmax = min(0.5 * box.min(), 4.0)
     r0, g0 = rdf(first["pos"], box, rmax)
     r1, g1 = rdf(last["pos"], box, rmax)
     c.plot(r0, g0, color="0.6", lw=0.8, label=f"step {first['step']} (lattice)")
@@ -126,7 +127,7 @@ def main():
     d.legend(loc="upper right", frameon=False)
 
     fig.suptitle(
-        rf"cellint_lj: {n:,} Lennard-Jones atoms, $\rho^* = {n / box**3:.4f}$, "
+        rf"cellint_lj: {n:,} Lennard-Jones atoms, $\rho^* = {n / np.prod(box):.4f}$, "
         rf"melting from fcc at $T^* = 1.44$ (velocity Verlet NVE, $\Delta t = 0.005$)",
         fontsize=12,
     )
