@@ -845,19 +845,40 @@ int bits_differ(const CellGrid<B, Real, Dim>& g, const Buffer<B, Accum>& x, cons
   return differ;
 }
 
+/// A list over a 3D periodic grid on `stream`, unit charges, the Probe functor and two outputs (the two cases below).
+struct ProbeCase {
+  ProbeCase(typename B::Stream stream, Distribution dist, std::uint64_t seed)
+      : g(make_box<float, 3>(4, true), 1.0f, {}, stream),
+        q(built(g, dist, seed), 1.0f),
+        charge(g.attach(q)),
+        list(g, 0.3f),
+        f{1.0f, false, charge},
+        out(static_cast<std::size_t>(g.size())),
+        direct(static_cast<std::size_t>(g.size())) {}
+  /// Bins 4 particles per cell into g; returns how many.
+  static std::size_t built(CellGrid<B, float, 3>& g, Distribution dist, std::uint64_t seed) {
+    g.build(make_positions(g.geometry(), 4, dist, seed));
+    return static_cast<std::size_t>(g.size());
+  }
+  using F = Probe<float, 3>;
+  CellGrid<B, float, 3> g;
+  std::vector<float> q;
+  Attribute<float> charge;
+  NeighborList<B, float, 3> list;
+  F f;
+  Buffer<B, F::Accum> out, direct;
+};
+
 TEST_CASE("neighbour lists: a recorded step (StepGraph) replays the device-side rebuild decision",
           CELLINT_TEST_TAG "[lists][sanitize]") {
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
   OwnStream<B> own;  // (the default stream cannot be recorded)
-  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f, {}, own.get());
-  g.build(make_positions(g.geometry(), 4, Distribution::Uniform, seed));
-  std::vector<float> q(static_cast<std::size_t>(g.size()), 1.0f);
-  const auto charge = g.attach(q);
-  NeighborList<B, float, 3> list(g, 0.3f);
-  using F = Probe<float, 3>;
-  const F f{1.0f, false, charge};
-  Buffer<B, F::Accum> out(static_cast<std::size_t>(g.size())), direct(static_cast<std::size_t>(g.size()));
+  ProbeCase c(own.get(), Distribution::Uniform, seed);
+  auto& g = c.g;
+  auto& list = c.list;
+  const auto& f = c.f;
+  auto &out = c.out, &direct = c.direct;
   StepGraph<B> step(g.stream());
   const long b0 = list.check(g).builds;
   for (int round = 0; round < 4; ++round) {
@@ -869,7 +890,7 @@ TEST_CASE("neighbour lists: a recorded step (StepGraph) replays the device-side 
     B::synchronize(g.stream());
     interact(list, g, f, direct);  // the same kernel outside the recording
     CHECK(bits_differ(g, out, direct) == 0);
-    check_interaction(g, list, charge, q);
+    check_interaction(g, list, c.charge, c.q);
   }
   CHECK(step.recordings() == (has_graphs_v<B> ? 1 : 0));
   const ListStats st = list.check(g);
@@ -882,14 +903,11 @@ TEST_CASE("neighbour lists: CellGrid::set_stream() sends a list's update and int
   const std::uint64_t seed = fresh_seed();
   INFO("seed " << seed);
   OwnStream<B> first, second;
-  CellGrid<B, float, 3> g(make_box<float, 3>(4, true), 1.0f, {}, first.get());
-  g.build(make_positions(g.geometry(), 4, Distribution::Clustered, seed));
-  std::vector<float> q(static_cast<std::size_t>(g.size()), 1.0f);
-  const auto charge = g.attach(q);
-  NeighborList<B, float, 3> list(g, 0.3f);
-  using F = Probe<float, 3>;
-  const F f{1.0f, false, charge};
-  Buffer<B, F::Accum> out(static_cast<std::size_t>(g.size())), direct(static_cast<std::size_t>(g.size()));
+  ProbeCase c(first.get(), Distribution::Clustered, seed);
+  auto& g = c.g;
+  auto& list = c.list;
+  const auto& f = c.f;
+  auto &out = c.out, &direct = c.direct;
   jiggle(g, 0.45 * 0.3, seed + 1);
   B::synchronize(g.stream());
   const auto was = g.set_stream(second.get());
@@ -902,7 +920,7 @@ TEST_CASE("neighbour lists: CellGrid::set_stream() sends a list's update and int
   interact(list, g, f, direct);
   B::synchronize(g.stream());
   CHECK(bits_differ(g, out, direct) == 0);
-  check_interaction(g, list, charge, q);
+  check_interaction(g, list, c.charge, c.q);
 }
 
 /// A functor without symmetric().

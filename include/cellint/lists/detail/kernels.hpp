@@ -680,36 +680,47 @@ struct ListBuildRowsStaged {
     });
     return m;
   }
+  /// A block's shared memory: word k of row r at words[k * rows + r]; then each row's count per lane; then the
+  /// block's longest row and its chunk.
+  struct Staging {
+    Index* words;
+    Index* found;
+    unsigned* longest;
+    unsigned* chunk;
+    int rows;
+    CELLINT_HD Index& word(Index k, int r) const { return words[static_cast<std::size_t>(k) * rows + r]; }
+  };
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     if (!s.ctrl[ListWord::active]) return;
-    const int rows = static_cast<int>(b.block_size()) / lanes;
-    // word k of row r at k * rows + r; then each row's count per lane; then the block's longest row and its chunk
-    Index* sh = b.template shared<Index>();
-    Index* found = sh + row_words(s.capacity) * rows;
-    unsigned* longest = reinterpret_cast<unsigned*>(found + lanes * rows);
-    unsigned* chunk = longest + 1;
-    const int t = static_cast<int>(b.thread_rank()), r = t / lanes, lane = t % lanes;
-    auto word = [&](Index k, int rr) -> Index& { return sh[static_cast<std::size_t>(k) * rows + rr]; };
-    const unsigned chunks = static_cast<unsigned>((s.n + rows - 1) / rows);
-    if (t == 0) *longest = 0u;  // (read after the barriers below)
+    Staging m;
+    m.rows = static_cast<int>(b.block_size()) / lanes;
+    m.words = b.template shared<Index>();
+    m.found = m.words + row_words(s.capacity) * m.rows;
+    m.longest = reinterpret_cast<unsigned*>(m.found + lanes * m.rows);
+    m.chunk = m.longest + 1;
+    const bool first_thread = b.thread_rank() == 0;
+    const unsigned chunks = static_cast<unsigned>((s.n + m.rows - 1) / m.rows);
+    if (first_thread) *m.longest = 0u;  // (read after the barriers below)
     // chunk block_rank() first; then, where the grid is smaller than the chunks, the next from the counter (the same
     // for every thread of the block: thread 0 writes it again only past the two barriers of rows_of())
     const unsigned grid = b.grid_size();
     for (unsigned c = b.block_rank(); c < chunks;) {
-      rows_of(b, static_cast<Index>(c) * rows, rows, r, lane, t, found, longest, word);
+      rows_of(b, m, static_cast<Index>(c) * m.rows);
       if (grid >= chunks) break;
-      if (t == 0) *chunk = grid + b.atomic_add(&s.ctrl[ListWord::chunks], 1u);
+      if (first_thread) *m.chunk = grid + b.atomic_add(&s.ctrl[ListWord::chunks], 1u);
       b.sync();
-      c = *chunk;
+      c = *m.chunk;
     }
     // one atomic per block on the list's longest row (one per row, all on one word, queue up in the memory system)
-    if (t == 0 && *longest > 0u) b.atomic_max(&s.ctrl[ListWord::longest], *longest);
+    if (first_thread && *m.longest > 0u) b.atomic_max(&s.ctrl[ListWord::longest], *m.longest);
   }
-  /// Rows first .. first + rows - 1 of a chunk: found, then written out.
-  template <class Block, class Word>
-  CELLINT_HD void rows_of(Block& b, Index first, int rows, int r, int lane, int t, Index* found, unsigned* longest,
-                          Word& word) const {
+  /// Rows first .. first + m.rows - 1 of a chunk: found, then written out.
+  template <class Block>
+  CELLINT_HD void rows_of(Block& b, const Staging& m, Index first) const {
+    const int rows = m.rows, t = static_cast<int>(b.thread_rank()), r = t / lanes, lane = t % lanes;
+    Index* const found = m.found;
+    auto word = [&](Index k, int rr) -> Index& { return m.word(k, rr); };
     const Index row = first + r;
     // words [0, half) for the first lane and [half + 1, cap + 1) for the second, each followed by its overflow word
     const Index cap = s.capacity, half = (cap + 1) / 2;
@@ -719,7 +730,7 @@ struct ListBuildRowsStaged {
     if (row < s.n && lane == 0) {
       const Index m0 = found[r], m1 = found[rows + r], all = m0 + m1;
       s.len[row] = all;
-      if (all > 0) b.atomic_max(longest, static_cast<unsigned>(all));
+      if (all > 0) b.atomic_max(m.longest, static_cast<unsigned>(all));
       if (all <= cap && (m0 > half || m1 > cap - half)) {  // a half overflowed: the whole row by this thread
         s.find_row(row, [&](Index k, Index u) { word(k, r) = u; });
         found[r] = all;
