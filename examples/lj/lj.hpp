@@ -51,6 +51,8 @@ using cellint::Index;
 struct Options {
   int cells = 20;             ///< fcc unit cells per box side (4 atoms each; at least 5)
   int replicate[3] = {1, 1, 1};  ///< the box replicated along x, y, z (in.lj's x, y, z variables): cells x replicate
+  /// fcc unit cells along axis d.
+  int unit_cells(int d) const { return cells * replicate[d]; }
   double density = 0.8442;    ///< reduced number density rho* (sets the lattice constant)
   double temperature = 1.44;  ///< initial temperature T*
   double cutoff = 2.5;        ///< cutoff r_c in units of sigma
@@ -195,7 +197,7 @@ inline Lattice make_fcc(const Options& o) {
   l.a = std::pow(4.0 / o.density, 1.0 / 3.0);
   int cells[3];
   for (int d = 0; d < 3; ++d) {
-    cells[d] = o.cells * o.replicate[d];
+    cells[d] = o.unit_cells(d);
     l.box[d] = cells[d] * l.a;
   }
   static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
@@ -360,8 +362,8 @@ std::string list_mode(const Options& o) {
   if (o.list != "auto") return o.list;
   if (o.strategy != "auto") return "none";  // a named cell strategy
   // a list needs 3 of its cells (width cutoff + skin) along each side of the box (the narrowest)
-  const double box = o.cells * std::pow(4.0 / o.density, 1.0 / 3.0) *
-                     std::min(o.replicate[0], std::min(o.replicate[1], o.replicate[2]));
+  const double box =
+      std::min(o.unit_cells(0), std::min(o.unit_cells(1), o.unit_cells(2))) * std::pow(4.0 / o.density, 1.0 / 3.0);
   if (box < 3.0 * (o.cutoff + (o.skin >= 0 ? o.skin : 0.3))) return "none";
   return Backend::is_gpu_like ? "full" : "half";
 }
@@ -875,9 +877,9 @@ int run(const Options& o) {
   Simulation<Backend, Real, Acc> sim(o);
   const auto& geo = sim.grid().geometry();
   std::printf("cellint %s Lennard-Jones NVE: %d atoms (fcc %dx%dx%d, rho %.4g), box %.6g x %.6g x %.6g, T0 %.4g\n",
-              CELLINT_VERSION_STRING, sim.size(), o.cells * o.replicate[0], o.cells * o.replicate[1],
-              o.cells * o.replicate[2], o.density, static_cast<double>(geo.box.lengths[0]),
-              static_cast<double>(geo.box.lengths[1]), static_cast<double>(geo.box.lengths[2]), o.temperature);
+              CELLINT_VERSION_STRING, sim.size(), o.unit_cells(0), o.unit_cells(1), o.unit_cells(2), o.density,
+              static_cast<double>(geo.box.lengths[0]), static_cast<double>(geo.box.lengths[1]),
+              static_cast<double>(geo.box.lengths[2]), o.temperature);
   std::printf("  backend %s (%s%s), precision %s (%s math), cutoff %.4g%s, dt %.4g, %d steps\n",
               Backend::name(), device.c_str(),
               threads ? (", " + std::to_string(threads) + " threads").c_str() : "",
