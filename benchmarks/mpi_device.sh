@@ -11,7 +11,16 @@
 #            alternated, ROUNDS times (default 2), with --breakdown runs of each after them
 #   shape    the weak runs with the box grown as a cube and with the one-GPU box replicated along x (as LAMMPS
 #            runs in.lj's weak scaling), alternated, ROUNDS times (default 2)
-#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape]   (default: check and scaling)
+#   ab       two builds of the MPI demo alternated, ROUNDS times (default 3), weak scaling in each of SHAPES (default
+#            "replicate cube"): A_BIN, the baseline (default BIN's cellint_lj_mpi_cuda_a), and B_BIN, the build under
+#            test (default BIN's cellint_lj_mpi_cuda), with A_ARGS and B_ARGS added to their runs; medians in ab.txt
+#   breakdown  the weak runs of each of SHAPES with --breakdown (the phases, a redistribution's parts and their time in
+#            MPI calls; B_ARGS added)
+#   variants the weak run at the most GPUs, the one-GPU box replicated, with --breakdown, once for each of VARIANTS
+#            (';'-separated option sets; leading VAR=value words go to the environment); NSYS=1: then a 300-step run
+#            under nsys, its CUDA API summary per rank
+#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [variants]
+#   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
 # and OpenMPI as Debian packages (DEBS, default .deps/openmpi-debs, from tools/carry_openmpi.sh): nothing can be
@@ -39,7 +48,7 @@ install_openmpi() {
   (cd "$stage" && tar -cf - -- *) | tar -C / -xf - --skip-old-files --keep-directory-symlink
   for p in mpiexec mpirun; do [ -e /usr/bin/$p ] || ln -s orterun /usr/bin/$p; done
   ldconfig
-  say "OpenMPI from $(ls "$DEBS"/*.deb | wc -l) carried packages: $(mpiexec --version 2>&1 | head -1)"
+  say "OpenMPI from $(find "$DEBS" -name "*.deb" | wc -l) carried packages: $(mpiexec --version 2>&1 | head -1)"
 }
 
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
@@ -143,7 +152,81 @@ for stage in "${STAGES[@]}"; do
       done
     done
     ;;
-  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape)"; exit 1 ;;
+  ab)
+    A_BIN=${A_BIN:-$BIN/cellint_lj_mpi_cuda_a} B_BIN=${B_BIN:-$BIN/cellint_lj_mpi_cuda}
+    for round in $(seq 1 "${ROUNDS:-3}"); do
+      for v in A B; do
+        bin=$A_BIN args=${A_ARGS:-}
+        [ $v = B ] && bin=$B_BIN args=${B_ARGS:-}
+        for shape in ${SHAPES:-replicate cube}; do
+          say "round $round, $v ($(basename "$bin") $args), weak scaling, box grown as a $shape"
+          env BIN="$bin" OUT="$OUT/runs" LAUNCH="${M[*]}" ARGS="--precision float $args" WEAK_ATOMS=2048000 \
+            WEAK_SHAPE="$shape" STEPS=1000 KINDS=weak TAG="ab_${v}_${shape}_r${round}_" \
+            bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | grep -E 'efficiency|rc [1-9]' | tee -a "$log"
+        done
+      done
+    done
+    python3 - "$OUT/runs" <<'EOF' | tee "$OUT/ab.txt" | tee -a "$log"
+import glob, json, os, statistics, sys
+runs = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "ab_*_weak_np*.json"))):
+    _, v, shape, rnd, _, np = os.path.basename(f)[:-5].split("_")
+    r = json.load(open(f))
+    runs.setdefault((shape, v, int(np[2:])), []).append(r["atom_steps_per_s"])
+for shape in sorted({k[0] for k in runs}):
+    for v in ("A", "B"):
+        one = statistics.median(runs.get((shape, v, 1), [0]))
+        cols = []
+        for np in sorted(n for s, w, n in runs if s == shape and w == v):
+            rates = runs[(shape, v, np)]
+            med = statistics.median(rates)
+            eff = med / (np * one) if one else 0
+            cols.append(f"{np} GPUs {med:.4g} ({' '.join(f'{x:.4g}' for x in rates)}) {100 * eff:.1f} %")
+        print(f"{shape:9} {v}: " + "; ".join(cols))
+EOF
+    ;;
+  breakdown)
+    bin=$BIN/cellint_lj_mpi_cuda
+    for shape in ${SHAPES:-replicate cube}; do
+      say "weak scaling with --breakdown, box grown as a $shape ($(basename "$bin"))"
+      env BIN="$bin" OUT="$OUT/runs" LAUNCH="${M[*]}" ARGS="--precision float --breakdown ${B_ARGS:-}" \
+        WEAK_ATOMS=2048000 WEAK_SHAPE="$shape" STEPS=1000 KINDS=weak TAG="breakdown_${shape}_" \
+        bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
+      grep -h -A1 'Per step\|One rebuild' "$OUT"/runs/breakdown_"${shape}"_*.log | tee -a "$log"
+    done
+    ;;
+  variants)
+    np=${ranks[${#ranks[@]}-1]}
+    IFS=';' read -ra vs <<<"${VARIANTS:---ghost-margin 0.3}"
+    i=0
+    for v in "${vs[@]}"; do
+      i=$((i + 1))
+      envs=() opts=()
+      for w in $v; do
+        if [[ $w == *=* && ${#opts[@]} -eq 0 ]]; then envs+=("$w"); else opts+=("$w"); fi
+      done
+      say "variant $i, $np GPUs, the one-GPU box replicated, --breakdown: $v"
+      env ${envs[@]+"${envs[@]}"} "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --cells 80 --replicate "$np,1,1" \
+        --steps 1000 --thermo 0 --precision float --breakdown ${opts[@]+"${opts[@]}"} >"$OUT/runs/variant_$i.log" 2>&1
+      grep -E 'Loop time|Per step|One rebuild|of which|rror' "$OUT/runs/variant_$i.log" | tee -a "$log"
+    done
+    if [ "${NSYS:-0}" = 1 ]; then
+      nsys=$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name nsys -type f 2>/dev/null | head -1)
+      if [ -z "$nsys" ]; then
+        say "no nsys on this machine"
+      else
+        say "nsys ($nsys): CUDA API and MPI calls of each rank, 300 steps"
+        "${M[@]}" -n "$np" "$nsys" profile -t cuda,mpi --mpi-impl=openmpi -o "$OUT/runs/nsys_%q{OMPI_COMM_WORLD_RANK}" \
+          --force-overwrite true "$BIN/cellint_lj_mpi_cuda" --cells 80 --replicate "$np,1,1" --steps 300 --thermo 0 \
+          --precision float >"$OUT/runs/nsys.log" 2>&1
+        for f in "$OUT"/runs/nsys_*.nsys-rep; do
+          "$nsys" stats -q -r cuda_api_sum "$f" 2>&1 | head -30 | tee -a "$log"
+          rm -f "$f" "${f%.nsys-rep}.sqlite"
+        done
+      fi
+    fi
+    ;;
+  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape, ab, breakdown, variants)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null
