@@ -166,6 +166,11 @@ struct Outcome {
   // list loop with --breakdown: one rebuild's parts in seconds, the largest over the ranks (classification, migration,
   // ghost layer, grid build; DistributedGrid::rebuild_times()), and the list's build
   std::array<double, 5> rebuild_parts{};
+  // of each of the first four, the time in MPI calls (RebuildTimes::in_mpi): the least and the most over the ranks
+  std::array<double, 4> rebuild_mpi_least{}, rebuild_mpi_most{};
+  std::array<double, 3> build_parts{};  // the grid build's parts (RebuildTimes::build_parts), the most over the ranks
+  std::array<double, 3>
+      migrate_parts{};  // the migration's parts (RebuildTimes::migrate_parts), the most over the ranks
 };
 
 /// Clock of one phase: wall time over the loop; with `sync` the backend is waited for at the end of the phase (GPU
@@ -423,6 +428,18 @@ class ListLoop {
         out.rebuild_parts[static_cast<std::size_t>(q)] =
             out.redistributions > 0 ? most[q] / static_cast<double>(out.redistributions) : 0.0;
       out.rebuild_parts[4] = most[4] / static_cast<double>(out.rebuilds);
+      std::array<double, 4> least_mpi{}, most_mpi{};
+      MPI_Allreduce(rt.in_mpi.data(), least_mpi.data(), 4, MPI_DOUBLE, MPI_MIN, g_.comm());
+      MPI_Allreduce(rt.in_mpi.data(), most_mpi.data(), 4, MPI_DOUBLE, MPI_MAX, g_.comm());
+      const double per = out.redistributions > 0 ? 1.0 / static_cast<double>(out.redistributions) : 0.0;
+      for (std::size_t q = 0; q < 4; ++q) {
+        out.rebuild_mpi_least[q] = least_mpi[q] * per;
+        out.rebuild_mpi_most[q] = most_mpi[q] * per;
+      }
+      MPI_Allreduce(rt.build_parts.data(), out.build_parts.data(), 3, MPI_DOUBLE, MPI_MAX, g_.comm());
+      MPI_Allreduce(rt.migrate_parts.data(), out.migrate_parts.data(), 3, MPI_DOUBLE, MPI_MAX, g_.comm());
+      for (double& t : out.build_parts) t *= per;
+      for (double& t : out.migrate_parts) t *= per;
     }
     out.transport = g_.halo_transport();
     out.ghosts = g_.sum(static_cast<double>(g_.ghost_count())) / g_.size();
@@ -511,7 +528,7 @@ class ListLoop {
     auto& grid = g_.grid();
     const std::size_t all = static_cast<std::size_t>(grid.size());
     for (int d = 0; d < 3; ++d) {
-      to[d].resize(std::max<std::size_t>(all, 1));
+      to[d].resize_with_room(std::max<std::size_t>(all, 1));  // (the count creeps: room saves reallocations)
       B::copy(to[d].data(), grid.positions(d), sizeof(Real) * all, cellint::CopyKind::DeviceToDevice, grid.stream());
     }
   }
@@ -548,8 +565,8 @@ class ListLoop {
         list_s_ += MPI_Wtime() - t0;
       }
     }
-    forces_.resize(std::max<std::size_t>(all, 1));
-    energies_.resize(std::max<std::size_t>(all, 1));
+    forces_.resize_with_room(std::max<std::size_t>(all, 1));
+    energies_.resize_with_room(std::max<std::size_t>(all, 1));
     keep_positions(ref_);
     if (margin_ > 0) keep_positions(moved_ref_);
     ++rebuilds_;
@@ -645,6 +662,17 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
           "One rebuild (ms, the slowest rank's): redistribution's classification %.3g, migration %.3g, ghost layer "
           "%.3g, grid build %.3g (per redistribution); list build %.3g\n",
           1e3 * q[0], 1e3 * q[1], 1e3 * q[2], 1e3 * q[3], 1e3 * q[4]);
+      const auto &lo = out.rebuild_mpi_least, &hi = out.rebuild_mpi_most;
+      std::printf(
+          "  of which in MPI calls (ms, the least and the most over the ranks): classification %.3g-%.3g, migration "
+          "%.3g-%.3g, ghost layer %.3g-%.3g, grid build %.3g-%.3g\n",
+          1e3 * lo[0], 1e3 * hi[0], 1e3 * lo[1], 1e3 * hi[1], 1e3 * lo[2], 1e3 * hi[2], 1e3 * lo[3], 1e3 * hi[3]);
+      const auto &b = out.build_parts, &g = out.migrate_parts;
+      std::printf(
+          "  migration (ms): the leaving atoms to the host %.3g, to their ranks %.3g, the new owned set %.3g; grid "
+          "build "
+          "(ms): the grid %.3g, the carried attributes %.3g, the update plan and peers %.3g\n",
+          1e3 * g[0], 1e3 * g[1], 1e3 * g[2], 1e3 * b[0], 1e3 * b[1], 1e3 * b[2]);
     }
     if (out.loop != "list")
       std::printf(
@@ -720,8 +748,13 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   const auto& q = out.rebuild_parts;
   std::fprintf(f,
                "  \"seconds_per_rebuild\": {\"classification\": %.6g, \"migration\": %.6g, \"ghost_layer\": %.6g, "
-               "\"grid_build\": %.6g, \"list_build\": %.6g}\n}\n",
+               "\"grid_build\": %.6g, \"list_build\": %.6g},\n",
                q[0], q[1], q[2], q[3], q[4]);
+  const auto &lo = out.rebuild_mpi_least, &hi = out.rebuild_mpi_most;
+  std::fprintf(f,
+               "  \"seconds_per_redistribution_in_mpi\": {\"least\": [%.6g, %.6g, %.6g, %.6g], "
+               "\"most\": [%.6g, %.6g, %.6g, %.6g]}\n}\n",
+               lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]);
   std::fclose(f);
 }
 

@@ -43,6 +43,13 @@ class Buffer {
     }
     n_ = n;
   }
+  /// Same as resize(), but when it must allocate it allocates 1/16 more: a size that creeps up from one call to the
+  /// next (a grid rebuilt over an MPI rank's particles and ghosts) then reallocates rarely, where each release would
+  /// wait for the device.
+  void resize_with_room(std::size_t n) {
+    if (n > cap_) resize(n + n / 16);
+    n_ = n;
+  }
   /// Number of elements.
   std::size_t size() const { return n_; }
   /// Elements allocated (resize() up to this many keeps the memory).

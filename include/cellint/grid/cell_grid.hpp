@@ -2,6 +2,7 @@
 /// @file
 /// CellGrid: owns particles as sorted structure-of-arrays buffers binned into a regular cell grid.
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <climits>
@@ -451,24 +452,35 @@ class CellGrid {
   }
   void drop_attributes() {
     // (their memory is kept for the next attach(): a simulation that rebuilds its grid over other particles attaches
-    // the same attributes again, and a release would wait for the device)
+    // the same attributes again, and a release would wait for the device; when the spares are full, the smallest one
+    // goes, so that a count that grows does not leave the spares too small for every attach())
+    const std::size_t most = 2 * static_cast<std::size_t>(max_attributes);
     for (auto& a : attrs_)
-      for (auto* b : {&a.data, &a.alt})
-        if (spare_.size() < 2 * static_cast<std::size_t>(max_attributes)) spare_.push_back(std::move(*b));
+      for (auto* b : {&a.data, &a.alt}) {
+        if (spare_.size() < most) {
+          spare_.push_back(std::move(*b));
+          continue;
+        }
+        auto smallest = std::min_element(spare_.begin(), spare_.end(),
+                                         [](const auto& x, const auto& y) { return x.capacity() < y.capacity(); });
+        if (smallest->capacity() < b->capacity()) *smallest = std::move(*b);
+      }
     attrs_.clear();
     ++generation_;
   }
-  // A buffer of `bytes` bytes: a kept one that is large enough, else a new one.
+  // A buffer of `bytes` bytes: the smallest kept one that is large enough, else a new one with room to grow (a
+  // particle count that creeps up between builds then reuses it).
   Buffer<Backend, unsigned char> spare_buffer(std::size_t bytes) {
     Buffer<Backend, unsigned char> b;
-    for (auto& s : spare_)
-      if (s.capacity() >= bytes) {
-        b = std::move(s);
-        s = std::move(spare_.back());
-        spare_.pop_back();
-        break;
-      }
-    b.resize(bytes);
+    auto fit = spare_.end();
+    for (auto s = spare_.begin(); s != spare_.end(); ++s)
+      if (s->capacity() >= bytes && (fit == spare_.end() || s->capacity() < fit->capacity())) fit = s;
+    if (fit != spare_.end()) {
+      b = std::move(*fit);
+      if (fit != spare_.end() - 1) *fit = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    b.resize_with_room(bytes);
     return b;
   }
 
@@ -501,18 +513,20 @@ class CellGrid {
 
   void resize_particles(Index n) {
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
+    // (with room: a count that creeps up between builds, such as an MPI rank's particles and ghosts, reallocates
+    // rarely)
     for (int d = 0; d < Dim; ++d) {
-      pos_[d].resize(m);
-      pos_alt_[d].resize(m);
+      pos_[d].resize_with_room(m);
+      pos_alt_[d].resize_with_room(m);
     }
-    id_.resize(m);
-    id_alt_.resize(m);
-    cell_of_.resize(m);
-    rank_.resize(m);
-    src_.resize(m);
+    id_.resize_with_room(m);
+    id_alt_.resize_with_room(m);
+    cell_of_.resize_with_room(m);
+    rank_.resize_with_room(m);
+    src_.resize_with_room(m);
     for (auto& a : attrs_) {
-      a.data.resize(a.elem * m);
-      a.alt.resize(a.elem * m);
+      a.data.resize_with_room(a.elem * m);
+      a.alt.resize_with_room(a.elem * m);
     }
   }
 

@@ -478,8 +478,7 @@ class NeighborList {
   // owned particles and ghosts) then reallocates rarely (a release waits for the device).
   template <class T>
   static void sized(Buffer<Backend, T>& b, std::size_t m) {
-    if (m > b.capacity()) b.resize(m + m / 16);
-    b.resize(m);
+    b.resize_with_room(m);
   }
   void allocate_rows() {
     const std::size_t rows = columns_ ? static_cast<std::size_t>(padded(n_)) : static_cast<std::size_t>(n_);

@@ -438,8 +438,9 @@ class DistributedGrid {
       for (int d = 0; d < Dim; ++d) own_.x[d][i] = xi[d];
       if (err.empty()) dest[i] = dec_.rank_of(c);
     }
-    detail::agree(comm_, err);
-    own_ = to_owners(own_, dest);
+    Particles<Real, Dim> in;
+    to_owners(own_, dest, err, in);
+    own_ = std::move(in);
   }
 
   /// Fills the ghost layer from the neighbours (positions, ids and fields) and rebuilds the grid over the owned
@@ -633,12 +634,14 @@ class DistributedGrid {
     Grid& grid = *grid_;
     const auto st = grid.stream();
     double clock = profile_ ? MPI_Wtime() : 0;
+    part_ = 0;
     auto lap = [&](double& part) {  // (profile(true): each part's time, waiting for the backend at its end)
       if (!profile_) return;
       Backend::synchronize(st);
       const double now = MPI_Wtime();
       part += now - clock;
       clock = now;
+      ++part_;
     };
     ++times_.calls;
     const Index total = grid.size(), owned_now = owned();
@@ -649,9 +652,10 @@ class DistributedGrid {
       words_.upload(w0, st);
     }
     const std::size_t cap = static_cast<std::size_t>(std::max<Index>(owned_now, 1));
-    keep_.resize(cap);
-    leave_.resize(cap);
-    dest_.resize(cap);
+    // (with room: these counts creep up and down from one call to the next, and a release waits for the device)
+    keep_.resize_with_room(cap);
+    leave_.resize_with_room(cap);
+    dest_.resize_with_room(cap);
     {
       detail::Classify<Real, Dim> k{owners(),      {},           grid.original_index(), owned_now,
                                     words_.data(), keep_.data(), leave_.data(),         dest_.data()};
@@ -672,19 +676,30 @@ class DistributedGrid {
       err = place(id, x, false, c);
       if (err.empty()) err = cellint::detail::cat("cellint::mpi: particle ", id, " is on a sub-box edge");
     }
-    detail::agree(comm_, err);
-    lap(times_.classify);
+    lap(times_.classify);  // (an error is agreed on with the migration's counts)
+    double sub = clock;    // (profile(true): the parts of the migration and of the build, as lap())
+    auto mark = [&](double& part) {
+      if (!profile_) return;
+      Backend::synchronize(st);
+      const double now = MPI_Wtime();
+      part += now - sub;
+      sub = now;
+    };
     const Index nl = static_cast<Index>(w[detail::RebuildWord::leave]),
                 nk = static_cast<Index>(w[detail::RebuildWord::keep]);
-    // 2. the leaving particles to the host, then to their owners
-    Particles<Real, Dim> out;
+    // 2. the leaving particles to the host, then to their owners (host memory kept between calls)
+    Particles<Real, Dim>& out = leaving_;
+    std::vector<int>& dest = leaving_dest_;
+    const std::size_t m = err.empty() ? static_cast<std::size_t>(nl) : 0;
     out.fields = static_cast<int>(K);
-    std::vector<int> dest(static_cast<std::size_t>(nl));
-    if (nl > 0) {  // gathered into one staging area on the backend (positions, ranks, ids, values): one copy
-      const std::size_t m = static_cast<std::size_t>(nl);
+    out.id.resize(m);
+    for (auto& a : out.x) a.resize(m);
+    out.field.resize(m * K);
+    dest.resize(m);
+    if (m > 0) {  // gathered into one staging area on the backend (positions, ranks, ids, values): one copy
       const std::size_t at_dest = align8(sizeof(Real) * Dim * m), at_id = at_dest + align8(sizeof(int) * m),
                         at_val = at_id + sizeof(std::uint64_t) * m, bytes = at_val + sizeof(T) * K * m;
-      if (scratch_.size() < bytes) scratch_.resize(bytes);
+      if (scratch_.size() < bytes) scratch_.resize_with_room(bytes);
       unsigned char* base = scratch_.data();
       {
         detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), reinterpret_cast<Real*>(base)};
@@ -701,24 +716,23 @@ class DistributedGrid {
       for (std::size_t k = 0; k < K; ++k)
         cellint::detail::parallel_for<Backend>(
             nl, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
-      std::vector<unsigned char> h(bytes);
-      Backend::copy(h.data(), base, bytes, CopyKind::DeviceToHost, st);
-      for (int d = 0; d < Dim; ++d) {
-        out.x[d].resize(m);
-        std::memcpy(out.x[d].data(), h.data() + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m);
-      }
-      std::memcpy(dest.data(), h.data() + at_dest, sizeof(int) * m);
-      out.id.resize(m);
-      std::memcpy(out.id.data(), h.data() + at_id, sizeof(std::uint64_t) * m);
-      out.field.resize(m * K);
+      unsigned char* h = leaving_host_.reserve(bytes);  // (page-locked)
+      Backend::copy(h, base, bytes, CopyKind::DeviceToHost, st);
+      for (int d = 0; d < Dim; ++d)
+        std::memcpy(out.x[d].data(), h + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m);
+      std::memcpy(dest.data(), h + at_dest, sizeof(int) * m);
+      std::memcpy(out.id.data(), h + at_id, sizeof(std::uint64_t) * m);
       for (std::size_t k = 0; k < K; ++k)
         for (std::size_t i = 0; i < m; ++i) {
           T v;
-          std::memcpy(&v, h.data() + at_val + sizeof(T) * (k * m + i), sizeof(T));
+          std::memcpy(&v, h + at_val + sizeof(T) * (k * m + i), sizeof(T));
           out.field[i * K + k] = static_cast<double>(v);
         }
     }
-    const Particles<Real, Dim> in = to_owners(out, dest);
+    mark(times_.migrate_parts[0]);
+    to_owners(out, dest, err, arrived_);
+    const Particles<Real, Dim>& in = arrived_;
+    mark(times_.migrate_parts[1]);
     // 3. the new owned particles in user order on the backend: those staying, then the arrivals
     const Index arrived = static_cast<Index>(in.size()), n_new = nk + arrived;
     reserve_users<T>(n_new + ghost_count() + ghost_count() / 4, K, false);  // (room for about as many ghosts)
@@ -748,6 +762,7 @@ class DistributedGrid {
         Backend::copy(uattr + k * attr_cap_ + nk, v, sizeof(T) * m, CopyKind::HostToDevice, st);
       }
     }
+    mark(times_.migrate_parts[2]);
     lap(times_.migrate);
     // 4. the ghost layer, axis by axis (corners through two faces, as exchange()): positions and ids, both faces of
     //    an axis at once (one wait for the selection's counts, one for the copies into the neighbours' buffers)
@@ -761,7 +776,7 @@ class DistributedGrid {
       const int to[2] = {dec_.neighbor(coords_, d, -1, &shift[0]), dec_.neighbor(coords_, d, +1, &shift[1])};
       const int from[2] = {dec_.neighbor(coords_, d, +1), dec_.neighbor(coords_, d, -1)};
       const Index before = n;
-      select_.resize(std::max<std::size_t>(2 * static_cast<std::size_t>(before), 2));
+      select_.resize_with_room(std::max<std::size_t>(2 * static_cast<std::size_t>(before), 2));
       counts_.resize(2);
       counts_.fill_bytes(0, st);
       cellint::detail::parallel_for<Backend>(
@@ -786,7 +801,7 @@ class DistributedGrid {
       first[0] = 0;
       first[1] = ns[0];
       // positions (shifted) and ids of both faces, face 0's records then face 1's
-      send_buf_.resize(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * (ns[0] + ns[1])));
+      send_buf_.resize_with_room(std::max(send_buf_.size(), static_cast<std::size_t>(Dim) * (ns[0] + ns[1])));
       std::uint64_t* ids = scratch_ids(ns[0] + ns[1]);
       for (int side = 0; side < 2; ++side) {
         if (ns[side] == 0) continue;
@@ -806,7 +821,7 @@ class DistributedGrid {
           MPI_Irecv(&n_in[side], 1, MPI_INT, msg[side].from, msg[side].tag, comm_, &req[side]);
           MPI_Isend(&n_out[side], 1, MPI_INT, msg[side].to, msg[side].tag, comm_, &req[2 + side]);
         }
-        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+        in_mpi([&] { MPI_Waitall(4, req, MPI_STATUSES_IGNORE); });
       }
       // the plan's user indices: face 0's sent, face 0's received, face 1's sent, face 1's received
       const Index at_send[2] = {entries, entries + msg[0].sends + static_cast<Index>(n_in[0])};
@@ -867,7 +882,7 @@ class DistributedGrid {
             MPI_Isend(is[side].data(), n_out[side], MPI_UINT64_T, m.to, m.tag + 4, comm_, &req[r++]);
           }
         }
-        MPI_Waitall(r, req, MPI_STATUSES_IGNORE);
+        in_mpi([&] { MPI_Waitall(r, req, MPI_STATUSES_IGNORE); });
       }
       // the arrivals: face 0's after the particles so far, then face 1's
       reserve_users<T>(n + static_cast<Index>(n_in[0]) + static_cast<Index>(n_in[1]), K, true);
@@ -899,6 +914,7 @@ class DistributedGrid {
       entries = at_send[1] + msg[1].sends + static_cast<Index>(n_in[1]);
     }
     lap(times_.ghosts);
+    sub = clock;
     // 5. the grid over them, the carried attributes (ghosts: zeros), the plan by slot
     const std::size_t per = attr_cap_;
     for (std::size_t k = 0; k < K; ++k)
@@ -907,13 +923,25 @@ class DistributedGrid {
     grid.detach_attributes();
     std::array<const Real*, Dim> xyz{};
     for (int d = 0; d < Dim; ++d) xyz[d] = upos_[d].data();
-    detail::agreed(comm_, [&] { grid.build_from_backend(xyz, n); });
+    {
+      std::string failed;
+      try {
+        grid.build_from_backend(xyz, n);
+      } catch (const std::exception& e) {
+        failed = *e.what() ? e.what() : "cellint::mpi: an error without a message";
+      }
+      in_mpi([&] { detail::agree(comm_, failed); });
+    }
+    mark(times_.build_parts[0]);
     for (std::size_t k = 0; k < K; ++k) carried[k] = grid.attach_from_backend(static_cast<const T*>(uattr + k * per));
+    mark(times_.build_parts[1]);
     set_plan(std::move(plan), entries);
+    mark(times_.build_parts[2]);
     own_.clear();
     ghost_.clear();
     resident_ = n_new;
     lap(times_.build);
+    part_ = 4;
   }
 
   /// Where redistribute()'s time goes, summed over its calls since profile(true) (seconds on this rank).
@@ -922,7 +950,14 @@ class DistributedGrid {
     double migrate = 0;   ///< the leaving particles to their new owners and the new owned set on the backend
     double ghosts = 0;    ///< the ghost layer, axis by axis
     double build = 0;     ///< the grid over owned particles and ghosts, attributes, the update plan and peers
-    long calls = 0;       ///< redistribute() calls
+    std::array<double, 3> build_parts{};  ///< build's parts: the grid, the attributes, the update plan and peers
+    /// migrate's parts: the leaving particles to the host, their exchange (MPI and the host's packing), the new owned
+    /// set on the backend
+    std::array<double, 3> migrate_parts{};
+    /// Of each part (classify, migrate, ghosts, build), the time spent in MPI calls: mostly waiting for the other
+    /// ranks to reach the same point.
+    std::array<double, 4> in_mpi{};
+    long calls = 0;  ///< redistribute() calls
   };
   /// Turns the timing of redistribute()'s parts on or off and clears the sums. While on, each part ends by waiting
   /// for the backend (a little slower: for finding where a rebuild's time goes, not for production runs).
@@ -1044,9 +1079,20 @@ class DistributedGrid {
     attr_cap_ = cap;
   }
   static std::size_t align8(std::size_t bytes) { return (bytes + 7) / 8 * 8; }
+  // Runs MPI calls; with profile(true) their time is added to the current part's (inside redistribute()).
+  template <class Calls>
+  void in_mpi(Calls&& calls) const {
+    if (!profile_ || part_ >= 4) {
+      calls();
+      return;
+    }
+    const double t = MPI_Wtime();
+    calls();
+    times_.in_mpi[static_cast<std::size_t>(part_)] += MPI_Wtime() - t;
+  }
   // Room for n ids on the backend, kept between rebuilds (an allocation and its release would wait for the device).
   std::uint64_t* scratch_ids(std::size_t n) {
-    if (scratch_id_.size() < std::max<std::size_t>(n, 1)) scratch_id_.resize(std::max<std::size_t>(n, 1));
+    if (scratch_id_.size() < std::max<std::size_t>(n, 1)) scratch_id_.resize_with_room(std::max<std::size_t>(n, 1));
     return scratch_id_.data();
   }
   // Whether `count` ghosts (positions and ids) fit half of a receive buffer of `capacity` bytes.
@@ -1063,23 +1109,32 @@ class DistributedGrid {
     user_list_ = std::move(bigger);
   }
   // Sends particle i of p to rank dest[i] (collective: MPI_Alltoall of the counts, then one MPI_Alltoallv of records
-  // of id, position and fields as bytes); returns what this rank received, grouped by sender.
-  Particles<Real, Dim> to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest) const {
+  // of id, position and fields as bytes); `in` gets what this rank received, grouped by sender (its memory reused).
+  // A rank with an error (`err`: its message) sends counts of -1 instead, and then every rank throws the agreed error
+  // (agree()): the agreement costs no collective of its own.
+  void to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest, const std::string& err,
+                 Particles<Real, Dim>& in) const {
     const std::size_t n = p.size();
     const int nf = p.fields;
     // a record: id, position, fields
     const std::size_t at_x = sizeof(std::uint64_t), at_f = at_x + sizeof(Real) * Dim,
                       rec = at_f + sizeof(double) * static_cast<std::size_t>(nf);
     std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
-    for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
-    MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_);
+    if (err.empty())
+      for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
+    else
+      std::fill(send_count.begin(), send_count.end(), -1);
+    in_mpi([&] { MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_); });
+    if (!err.empty() || *std::min_element(recv_count.begin(), recv_count.end()) < 0) detail::agree(comm_, err);
     std::vector<int> send_at(send_count.size() + 1, 0), recv_at(recv_count.size() + 1, 0);
     for (std::size_t r = 0; r < send_count.size(); ++r) {
       send_at[r + 1] = send_at[r] + send_count[r];
       recv_at[r + 1] = recv_at[r] + recv_count[r];
     }
-    // records grouped by destination, in the particles' order
-    std::vector<unsigned char> out(n * rec), got(static_cast<std::size_t>(recv_at.back()) * rec);
+    // records grouped by destination, in the particles' order (the record buffers are kept between calls)
+    std::vector<unsigned char>&out = send_records_, &got = recv_records_;
+    out.resize(n * rec);
+    got.resize(static_cast<std::size_t>(recv_at.back()) * rec);
     {
       std::vector<int> fill(send_at.begin(), send_at.end() - 1);
       for (std::size_t i = 0; i < n; ++i) {
@@ -1092,10 +1147,11 @@ class DistributedGrid {
     const int bytes = static_cast<int>(rec);
     for (auto* v : {&send_count, &send_at, &recv_count, &recv_at})
       for (int& c : *v) c *= bytes;
-    MPI_Alltoallv(out.data(), send_count.data(), send_at.data(), MPI_BYTE, got.data(), recv_count.data(),
-                  recv_at.data(), MPI_BYTE, comm_);
+    in_mpi([&] {
+      MPI_Alltoallv(out.data(), send_count.data(), send_at.data(), MPI_BYTE, got.data(), recv_count.data(),
+                    recv_at.data(), MPI_BYTE, comm_);
+    });
     const std::size_t m = got.size() / rec;
-    Particles<Real, Dim> in;
     in.fields = nf;
     in.id.resize(m);
     for (auto& a : in.x) a.resize(m);
@@ -1106,7 +1162,6 @@ class DistributedGrid {
       for (int d = 0; d < Dim; ++d) std::memcpy(&in.x[d][i], r + at_x + sizeof(Real) * d, sizeof(Real));
       if (nf > 0) std::memcpy(&in.field[i * nf], r + at_f, rec - at_f);
     }
-    return in;
   }
   // Wraps x into the box on periodic axes and finds its owner's coordinates c; returns what is wrong with it ("" for
   // nothing): a non-finite coordinate, a position outside an open box, or (unless `anywhere`) one more than a sub-box
@@ -1172,13 +1227,13 @@ class DistributedGrid {
   void set_plan(std::vector<HaloMessage> plan, Index entries) {
     const Index total = grid_->size();
     const auto stream = grid_->stream();
-    slot_of_.resize(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
+    slot_of_.resize_with_room(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
     cellint::detail::parallel_for<Backend>(
         total, cellint::detail::InverseKernel{grid_->original_index(), slot_of_.data()}, stream);
-    slots_.resize(std::max<std::size_t>(static_cast<std::size_t>(entries), 1));
+    slots_.resize_with_room(std::max<std::size_t>(static_cast<std::size_t>(entries), 1));
     cellint::detail::parallel_for<Backend>(
         entries, cellint::detail::GatherKernel<Index>{slot_of_.data(), user_list_.data(), slots_.data()}, stream);
-    slot_id_.resize(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
+    slot_id_.resize_with_room(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
     cellint::detail::parallel_for<Backend>(
         total, cellint::detail::GatherKernel<std::uint64_t>{user_id_.data(), grid_->original_index(), slot_id_.data()},
         stream);
@@ -1215,7 +1270,7 @@ class DistributedGrid {
         send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->sends);
         recv_at[k + 1] = recv_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->recv);
       }
-      if (recv_buf_.size() < recv_at[2]) recv_buf_.resize(recv_at[2]);
+      if (recv_buf_.size() < recv_at[2]) recv_buf_.resize_with_room(recv_at[2]);
       pack_axis(i, send_at, stream);
       Real* out = send_buf_.data();
       Real* in = recv_buf_.data();
@@ -1254,6 +1309,10 @@ class DistributedGrid {
   // memory and interprocess handles, an MPI that does not take device pointers itself, CELLINT_MPI_IPC not 0; all
   // ranks agree), and if so tells each sender where in this rank's receive buffer its messages go.
   void setup_peers() {
+    if (ipc_agreed_) {  // (the neighbours and the transport do not change: the first agreement holds)
+      set_up_peer_buffers();
+      return;
+    }
     int mine = 0;
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
       const char* env = std::getenv("CELLINT_MPI_IPC");
@@ -1266,8 +1325,14 @@ class DistributedGrid {
       }
     }
     int all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_);
+    in_mpi([&] { MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_); });
     ipc_ = all != 0;
+    ipc_agreed_ = true;
+    set_up_peer_buffers();
+  }
+  // With peer copies: this rank's receive buffer for the current plan, and where each of its messages goes in the
+  // receivers' buffers (a handle exchange with the neighbours).
+  void set_up_peer_buffers() {
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
       if (!ipc_) return;
       // this rank's receive buffer: every message's positions, one after the other (kept, grown by half when short)
@@ -1303,7 +1368,7 @@ class DistributedGrid {
         MPI_Irecv(&where[k], sizeof(Where), MPI_BYTE, m.to, 40 + static_cast<int>(k), comm_, &req[2 * k]);
         MPI_Isend(&here[k], sizeof(Where), MPI_BYTE, m.from, 40 + static_cast<int>(k), comm_, &req[2 * k + 1]);
       }
-      MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
+      in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
       for (std::size_t k = 0; k < plan_.size(); ++k) {
         const HaloMessage& m = plan_[k];
         const Where& there = where[k];
@@ -1361,7 +1426,7 @@ class DistributedGrid {
   // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at the
   // offsets send_at (in Reals; send_at[2] in all).
   void pack_axis(std::size_t i, const std::size_t (&send_at)[3], typename Backend::Stream stream) {
-    if (send_buf_.size() < send_at[2]) send_buf_.resize(send_at[2]);
+    if (send_buf_.size() < send_at[2]) send_buf_.resize_with_room(send_at[2]);
     for (int k = 0; k < 2; ++k) {
       const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
       if (m.sends == 0) continue;
@@ -1408,6 +1473,7 @@ class DistributedGrid {
   Buffer<Backend, Real> edges_;                       // sub-box edges per axis (Owners)
   std::vector<int> node_of_;                          // each rank's node (its lowest rank)
   bool ipc_ = false;                                  // update_ghosts() copies between the GPUs of one node
+  bool ipc_agreed_ = false;                           // ipc_ is agreed on (setup_peers())
   Buffer<Backend, Real> ipc_recv_, ipc_old_;          // where the neighbours write this rank's ghosts' positions
   unsigned long long ipc_serial_ = 0;                 // changes when ipc_recv_ is reallocated
   std::vector<std::size_t> recv_off_;                 // each message's place in ipc_recv_
@@ -1422,10 +1488,15 @@ class DistributedGrid {
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
   detail::HostStaging<Backend, unsigned char> arrivals_;      // redistribute(): the arrivals, page-locked
+  detail::HostStaging<Backend, unsigned char> leaving_host_;  // redistribute(): the leaving particles, page-locked
+  Particles<Real, Dim> leaving_, arrived_;                    // redistribute(): those on the host (memory kept)
+  std::vector<int> leaving_dest_;                             // redistribute(): the leaving particles' new ranks
+  mutable std::vector<unsigned char> send_records_, recv_records_;  // to_owners()' messages (memory kept)
   using Side = typename detail::SideStreamOf<Backend>::type;
   std::unique_ptr<Side> side_;  // update_ghosts(meanwhile)'s stream (GPU backends)
   bool profile_ = false;        // profile()
-  RebuildTimes times_;
+  mutable RebuildTimes times_;  // (in_mpi() adds to it from const members)
+  mutable int part_ = 4;        // the part of redistribute() under way (RebuildTimes::in_mpi; 4: none)
 };
 
 }  // namespace cellint::mpi
