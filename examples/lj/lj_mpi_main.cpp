@@ -662,16 +662,17 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
           "One rebuild (ms, the slowest rank's): redistribution's classification %.3g, migration %.3g, ghost layer "
           "%.3g, grid build %.3g (per redistribution); list build %.3g\n",
           1e3 * q[0], 1e3 * q[1], 1e3 * q[2], 1e3 * q[3], 1e3 * q[4]);
-      const auto &lo = out.rebuild_mpi_least, &hi = out.rebuild_mpi_most;
+      const auto& lo = out.rebuild_mpi_least;
+      const auto& hi = out.rebuild_mpi_most;
       std::printf(
           "  of which in MPI calls (ms, the least and the most over the ranks): classification %.3g-%.3g, migration "
           "%.3g-%.3g, ghost layer %.3g-%.3g, grid build %.3g-%.3g\n",
           1e3 * lo[0], 1e3 * hi[0], 1e3 * lo[1], 1e3 * hi[1], 1e3 * lo[2], 1e3 * hi[2], 1e3 * lo[3], 1e3 * hi[3]);
-      const auto &b = out.build_parts, &g = out.migrate_parts;
+      const auto& b = out.build_parts;
+      const auto& g = out.migrate_parts;
       std::printf(
-          "  migration (ms): the leaving atoms to the host %.3g, to their ranks %.3g, the new owned set %.3g; grid "
-          "build "
-          "(ms): the grid %.3g, the carried attributes %.3g, the update plan and peers %.3g\n",
+          "  migration (ms): the leaving atoms to the host %.3g, to their ranks %.3g, the new owned set %.3g; "
+          "grid build (ms): the grid %.3g, the carried attributes %.3g, the update plan and peers %.3g\n",
           1e3 * g[0], 1e3 * g[1], 1e3 * g[2], 1e3 * b[0], 1e3 * b[1], 1e3 * b[2]);
     }
     if (out.loop != "list")
@@ -750,7 +751,8 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
                "  \"seconds_per_rebuild\": {\"classification\": %.6g, \"migration\": %.6g, \"ghost_layer\": %.6g, "
                "\"grid_build\": %.6g, \"list_build\": %.6g},\n",
                q[0], q[1], q[2], q[3], q[4]);
-  const auto &lo = out.rebuild_mpi_least, &hi = out.rebuild_mpi_most;
+  const auto& lo = out.rebuild_mpi_least;
+  const auto& hi = out.rebuild_mpi_most;
   std::fprintf(f,
                "  \"seconds_per_redistribution_in_mpi\": {\"least\": [%.6g, %.6g, %.6g, %.6g], "
                "\"most\": [%.6g, %.6g, %.6g, %.6g]}\n}\n",

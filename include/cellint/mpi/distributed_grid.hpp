@@ -1132,7 +1132,8 @@ class DistributedGrid {
       recv_at[r + 1] = recv_at[r] + recv_count[r];
     }
     // records grouped by destination, in the particles' order (the record buffers are kept between calls)
-    std::vector<unsigned char>&out = send_records_, &got = recv_records_;
+    std::vector<unsigned char>& out = send_records_;
+    std::vector<unsigned char>& got = recv_records_;
     out.resize(n * rec);
     got.resize(static_cast<std::size_t>(recv_at.back()) * rec);
     {
