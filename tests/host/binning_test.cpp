@@ -106,7 +106,7 @@ TEST_CASE("a grid rebuilt over a count that creeps up reallocates rarely, attrib
   // on a GPU each release waits for the device)
   CellGrid<CountingHost, double, 3> g(Box<double, 3>::cube(0, 6, true), 1);
   const auto p = make_positions(g.geometry(), 4.0, Distribution::Uniform, fresh_seed());
-  const std::size_t all = p[0].size(), first = all * 17 / 18;  // (growth under 1/16)
+  const std::size_t all = p[0].size(), first = all - all / 20;  // (growth under 1/16)
   REQUIRE(first > 200);
   std::vector<double> v(all, 1.5);
   long before = 0;
@@ -121,6 +121,21 @@ TEST_CASE("a grid rebuilt over a count that creeps up reallocates rarely, attrib
   // the first build's buffers, with 1/16 room, hold all the others: nothing allocated after it (the grid's buffers and
   // the six of the attributes each reallocated at every larger build before they had room)
   CHECK(CountingHost::allocations == before);
+
+  // a count past the room, with every attribute slot in use: the kept memory (16 buffers, full) must give way to the
+  // new, larger buffers, so that the next build of that count allocates nothing
+  auto attach_all = [&](std::size_t n) {
+    g.detach_attributes();
+    g.build({p[0].data(), p[1].data(), p[2].data()}, n);
+    for (int k = 0; k < max_attributes; ++k) g.attach(v.data());
+  };
+  const std::size_t small = all / 2;
+  attach_all(small);
+  attach_all(small);  // (the 16 kept buffers of the small count)
+  attach_all(all);    // (16 new ones; the small ones go as these are dropped)
+  const long grown = CountingHost::allocations;
+  attach_all(all);
+  CHECK(CountingHost::allocations == grown);
 }
 
 TEST_CASE("stable binning orders each cell by original index, also after rebuild", "[host][binning]") {

@@ -635,6 +635,10 @@ class DistributedGrid {
     const auto st = grid.stream();
     double clock = profile_ ? MPI_Wtime() : 0;
     part_ = 0;
+    struct NoPart {  // (after the call, thrown or not, MPI time goes to no part)
+      int& part;
+      ~NoPart() { part = 4; }
+    } no_part{part_};
     auto lap = [&](double& part) {  // (profile(true): each part's time, waiting for the backend at its end)
       if (!profile_) return;
       Backend::synchronize(st);
@@ -941,7 +945,6 @@ class DistributedGrid {
     ghost_.clear();
     resident_ = n_new;
     lap(times_.build);
-    part_ = 4;
   }
 
   /// Where redistribute()'s time goes, summed over its calls since profile(true) (seconds on this rank).
