@@ -442,6 +442,14 @@ void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread) {
   move(0.4 * skin / std::sqrt(double(Dim)));
   g.update_ghosts();
   check("after update_ghosts() on the redistributed grid");
+  // a carried attribute's handle that is not the grid's on one rank: the same error on every rank, no rank left waiting
+  // in a collective (the handle is read where particles leave, on some ranks only)
+  {
+    auto stale = carried;
+    if (world_rank() == world_size() - 1) stale[1] = typename decltype(stale)::value_type{};
+    CHECK_THROWS_WITH(g.redistribute(stale), Catch::Contains("carried attribute 1") && Catch::Contains("unset") &&
+                                                 Catch::Contains("(rank " + std::to_string(world_size() - 1) + ")"));
+  }
   // a position that is not finite on one rank: the same error on every rank, naming the particle
   if (world_rank() == world_size() - 1 && g.owned() > 0) {
     auto& grid = g.grid();

@@ -680,7 +680,15 @@ class DistributedGrid {
       err = place(id, x, false, c);
       if (err.empty()) err = cellint::detail::cat("cellint::mpi: particle ", id, " is on a sub-box edge");
     }
-    lap(times_.classify);  // (an error is agreed on with the migration's counts)
+    for (std::size_t k = 0; k < K && err.empty(); ++k) {  // (read below only where particles leave: checked here)
+      try {
+        (void)grid.attribute(carried[k]);
+      } catch (const std::exception& e) {
+        err =
+            cellint::detail::cat("cellint::mpi::DistributedGrid::redistribute: carried attribute ", k, ": ", e.what());
+      }
+    }
+    lap(times_.classify);  // (an error is agreed on with the migration's counts, before any other collective)
     double sub = clock;    // (profile(true): the parts of the migration and of the build, as lap())
     auto mark = [&](double& part) {
       if (!profile_) return;
@@ -700,39 +708,42 @@ class DistributedGrid {
     for (auto& a : out.x) a.resize(m);
     out.field.resize(m * K);
     dest.resize(m);
-    if (m > 0) {  // gathered into one staging area on the backend (positions, ranks, ids, values): one copy
-      const std::size_t at_dest = align8(sizeof(Real) * Dim * m), at_id = at_dest + align8(sizeof(int) * m),
-                        at_val = at_id + sizeof(std::uint64_t) * m, bytes = at_val + sizeof(T) * K * m;
-      if (scratch_.size() < bytes) scratch_.resize_with_room(bytes);
-      unsigned char* base = scratch_.data();
-      {
-        detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), reinterpret_cast<Real*>(base)};
-        for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
-        cellint::detail::parallel_for<Backend>(nl, k, st);
-      }
-      Backend::copy(base + at_dest, dest_.data(), sizeof(int) * m, CopyKind::DeviceToDevice, st);
-      cellint::detail::parallel_for<Backend>(
-          nl,
-          cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), leave_.data(),
-                                                       reinterpret_cast<std::uint64_t*>(base + at_id)},
-          st);
-      T* values = reinterpret_cast<T*>(base + at_val);
-      for (std::size_t k = 0; k < K; ++k)
-        cellint::detail::parallel_for<Backend>(
-            nl, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
-      unsigned char* h = leaving_host_.reserve(bytes);  // (page-locked)
-      Backend::copy(h, base, bytes, CopyKind::DeviceToHost, st);
-      for (int d = 0; d < Dim; ++d)
-        std::memcpy(out.x[d].data(), h + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m);
-      std::memcpy(dest.data(), h + at_dest, sizeof(int) * m);
-      std::memcpy(out.id.data(), h + at_id, sizeof(std::uint64_t) * m);
-      for (std::size_t k = 0; k < K; ++k)
-        for (std::size_t i = 0; i < m; ++i) {
-          T v;
-          std::memcpy(&v, h + at_val + sizeof(T) * (k * m + i), sizeof(T));
-          out.field[i * K + k] = static_cast<double>(v);
+    if (m > 0) try {  // gathered into one staging area on the backend (positions, ranks, ids, values): one copy
+        const std::size_t at_dest = align8(sizeof(Real) * Dim * m), at_id = at_dest + align8(sizeof(int) * m),
+                          at_val = at_id + sizeof(std::uint64_t) * m, bytes = at_val + sizeof(T) * K * m;
+        if (scratch_.size() < bytes) scratch_.resize_with_room(bytes);
+        unsigned char* base = scratch_.data();
+        {
+          detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), reinterpret_cast<Real*>(base)};
+          for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
+          cellint::detail::parallel_for<Backend>(nl, k, st);
         }
-    }
+        Backend::copy(base + at_dest, dest_.data(), sizeof(int) * m, CopyKind::DeviceToDevice, st);
+        cellint::detail::parallel_for<Backend>(
+            nl,
+            cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), leave_.data(),
+                                                         reinterpret_cast<std::uint64_t*>(base + at_id)},
+            st);
+        T* values = reinterpret_cast<T*>(base + at_val);
+        for (std::size_t k = 0; k < K; ++k)
+          cellint::detail::parallel_for<Backend>(
+              nl, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
+        unsigned char* h = leaving_host_.reserve(bytes);  // (page-locked)
+        Backend::copy(h, base, bytes, CopyKind::DeviceToHost, st);
+        for (int d = 0; d < Dim; ++d)
+          std::memcpy(out.x[d].data(), h + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m);
+        std::memcpy(dest.data(), h + at_dest, sizeof(int) * m);
+        std::memcpy(out.id.data(), h + at_id, sizeof(std::uint64_t) * m);
+        for (std::size_t k = 0; k < K; ++k)
+          for (std::size_t i = 0; i < m; ++i) {
+            T v;
+            std::memcpy(&v, h + at_val + sizeof(T) * (k * m + i), sizeof(T));
+            out.field[i * K + k] = static_cast<double>(v);
+          }
+      } catch (
+          const std::exception& e) {  // (memory, the backend: agreed on with the counts, as every error before them)
+        err = *e.what() ? e.what() : "cellint::mpi::DistributedGrid::redistribute: an error without a message";
+      }
     mark(times_.migrate_parts[0]);
     to_owners(out, dest, err, arrived_);
     const Particles<Real, Dim>& in = arrived_;
