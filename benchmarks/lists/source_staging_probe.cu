@@ -217,33 +217,21 @@ int main(int argc, char** argv) {
           int X = cx + dx, Y = cy + dy, Z = cz + dz;
           unsigned char code = 0;
           float sx = 0, sy = 0, sz = 0;
-          if (X < 0) {
-            X += nx;
-            code |= 2;
-            sx = -L;
-          } else if (X >= nx) {
-            X -= nx;
-            code |= 1;
-            sx = L;
-          }
-          if (Y < 0) {
-            Y += ny;
-            code |= 2 << 2;
-            sy = -L;
-          } else if (Y >= ny) {
-            Y -= ny;
-            code |= 1 << 2;
-            sy = L;
-          }
-          if (Z < 0) {
-            Z += ny;
-            code |= 2 << 4;
-            sz = -L;
-          } else if (Z >= ny) {
-            Z -= ny;
-            code |= 1 << 4;
-            sz = L;
-          }
+          // a cell index past the box's side: wrapped, its image's shift, and the code's two bits at `bit`
+          auto wrap = [&](int& i, int cells, int bit, float& shift) {
+            if (i < 0) {
+              i += cells;
+              code |= 2 << bit;
+              shift = -L;
+            } else if (i >= cells) {
+              i -= cells;
+              code |= 1 << bit;
+              shift = L;
+            }
+          };
+          wrap(X, nx, 0, sx);
+          wrap(Y, ny, 2, sy);
+          wrap(Z, ny, 4, sz);
           int cc = (Z * ny + Y) * nx + X;
           for (int u = start[cc]; u < start[cc + 1]; ++u) {
             if (u == t) continue;

@@ -168,9 +168,9 @@ struct Outcome {
   std::array<double, 5> rebuild_parts{};
   // of each of the first four, the time in MPI calls (RebuildTimes::in_mpi): the least and the most over the ranks
   std::array<double, 4> rebuild_mpi_least{}, rebuild_mpi_most{};
-  std::array<double, 3> build_parts{};  // the grid build's parts (RebuildTimes::build_parts), the most over the ranks
-  std::array<double, 3>
-      migrate_parts{};  // the migration's parts (RebuildTimes::migrate_parts), the most over the ranks
+  // the parts of the migration and of the grid build (RebuildTimes::migrate_parts, build_parts), the most over the
+  // ranks
+  std::array<double, 3> migrate_parts{}, build_parts{};
 };
 
 /// Clock of one phase: wall time over the loop; with `sync` the backend is waited for at the end of the phase (GPU

@@ -464,25 +464,19 @@ class NeighborList {
     n_ = n;
     parts_known_ = false;
     const std::size_t m = static_cast<std::size_t>(std::max<Index>(n, 1));
-    for (auto* b : {&len_, &ids_}) sized(*b, m);
-    for (auto* b : {&cell_of_, &rank_}) sized(*b, m);
+    for (auto* b : {&len_, &ids_}) b->resize_with_room(m);  // (room: a count that creeps up)
+    for (auto* b : {&cell_of_, &rank_}) b->resize_with_room(m);
     // records past the end for the row build's batches (ListBuildRowsStaged::find_lane), zeroed
     constexpr std::size_t pad = detail::ListBuildRowsStaged<Real, Dim>::padding;
-    sized(packed_, m + pad);
+    packed_.resize_with_room(m + pad);
     Backend::fill_bytes(packed_.data() + m, 0, pad * sizeof(detail::Packed<Real>), stream);
-    sized(border_, m + 1);  // (one past the end: 0, where the scan of compact_parts() ends)
-    sized(movers_, std::min(m, mover_room(m)));
-    for (auto& r : ref_) sized(r, m);
-  }
-  // Sets the size to m with 1/16 room when it grows: a grid whose count moves a little at each rebuild (an MPI rank's
-  // owned particles and ghosts) then reallocates rarely (a release waits for the device).
-  template <class T>
-  static void sized(Buffer<Backend, T>& b, std::size_t m) {
-    b.resize_with_room(m);
+    border_.resize_with_room(m + 1);  // (one past the end: 0, where the scan of compact_parts() ends)
+    movers_.resize_with_room(std::min(m, mover_room(m)));
+    for (auto& r : ref_) r.resize_with_room(m);
   }
   void allocate_rows() {
     const std::size_t rows = columns_ ? static_cast<std::size_t>(padded(n_)) : static_cast<std::size_t>(n_);
-    sized(nbr_, std::max<std::size_t>(1, rows * static_cast<std::size_t>(capacity_)));
+    nbr_.resize_with_room(std::max<std::size_t>(1, rows * static_cast<std::size_t>(capacity_)));
   }
   void set_longest(const Grid& grid, unsigned v) {
     Backend::copy(ctrl_.data() + detail::ListWord::longest, &v, sizeof v, CopyKind::HostToDevice, grid.stream());
@@ -580,8 +574,8 @@ class NeighborList {
     if (!s.border || !n_) return;
     const auto stream = grid.stream();
     const std::size_t m = static_cast<std::size_t>(n_);
-    sized(part_scan_, m + 1);
-    sized(part_rows_, m);
+    part_scan_.resize_with_room(m + 1);
+    part_rows_.resize_with_room(m);
     Backend::fill_bytes(s.border + m, 0, sizeof(std::uint32_t), stream);  // (the scan's total follows)
     Backend::exclusive_scan(s.border, part_scan_.data(), n_ + 1, stream);
     detail::parallel_for<Backend>(n_, detail::ListCompactParts<Real, Dim>{s, part_scan_.data(), part_rows_.data()},

@@ -115,17 +115,21 @@ inline void agree(MPI_Comm comm, const std::string& mine) {
   throw InvalidArgument(cellint::detail::cat(msg, " (rank ", first, ")"));
 }
 
-/// Runs `work` and turns what it throws into an agreed error (see agree()).
+/// Runs `work`; returns the message of what it throws ("" when it returns).
 template <class Work>
-void agreed(MPI_Comm comm, Work&& work) {
-  std::string err;
+std::string error_of(Work&& work) {
   try {
     work();
   } catch (const std::exception& e) {
-    err = e.what();
-    if (err.empty()) err = "cellint::mpi: an error without a message";
+    return *e.what() ? e.what() : "cellint::mpi: an error without a message";
   }
-  agree(comm, err);
+  return {};
+}
+
+/// Runs `work` and turns what it throws into an agreed error (see agree()).
+template <class Work>
+void agreed(MPI_Comm comm, Work&& work) {
+  agree(comm, error_of(work));
 }
 
 /// Halo packing on the backend: out[d * n + j] = position d of slot `slot[j]`, plus `shift` along `axis`.
@@ -680,14 +684,9 @@ class DistributedGrid {
       err = place(id, x, false, c);
       if (err.empty()) err = cellint::detail::cat("cellint::mpi: particle ", id, " is on a sub-box edge");
     }
-    for (std::size_t k = 0; k < K && err.empty(); ++k) {  // (read below only where particles leave: checked here)
-      try {
-        (void)grid.attribute(carried[k]);
-      } catch (const std::exception& e) {
-        err =
-            cellint::detail::cat("cellint::mpi::DistributedGrid::redistribute: carried attribute ", k, ": ", e.what());
-      }
-    }
+    for (std::size_t k = 0; k < K && err.empty(); ++k)  // (read below only where particles leave: checked here)
+      if (const std::string e = detail::error_of([&] { (void)grid.attribute(carried[k]); }); !e.empty())
+        err = cellint::detail::cat("cellint::mpi::DistributedGrid::redistribute: carried attribute ", k, ": ", e);
     lap(times_.classify);  // (an error is agreed on with the migration's counts, before any other collective)
     double sub = clock;    // (profile(true): the parts of the migration and of the build, as lap())
     auto mark = [&](double& part) {
@@ -708,7 +707,10 @@ class DistributedGrid {
     for (auto& a : out.x) a.resize(m);
     out.field.resize(m * K);
     dest.resize(m);
-    if (m > 0) try {  // gathered into one staging area on the backend (positions, ranks, ids, values): one copy
+    // gathered into one staging area on the backend (positions, ranks, ids, values): one copy; an error (memory, the
+    // backend) is agreed on with the counts, as every error before them
+    if (m > 0)
+      err = detail::error_of([&] {
         const std::size_t at_dest = align8(sizeof(Real) * Dim * m), at_id = at_dest + align8(sizeof(int) * m),
                           at_val = at_id + sizeof(std::uint64_t) * m, bytes = at_val + sizeof(T) * K * m;
         if (scratch_.size() < bytes) scratch_.resize_with_room(bytes);
@@ -740,10 +742,7 @@ class DistributedGrid {
             std::memcpy(&v, h + at_val + sizeof(T) * (k * m + i), sizeof(T));
             out.field[i * K + k] = static_cast<double>(v);
           }
-      } catch (
-          const std::exception& e) {  // (memory, the backend: agreed on with the counts, as every error before them)
-        err = *e.what() ? e.what() : "cellint::mpi::DistributedGrid::redistribute: an error without a message";
-      }
+      });
     mark(times_.migrate_parts[0]);
     to_owners(out, dest, err, arrived_);
     const Particles<Real, Dim>& in = arrived_;
@@ -939,12 +938,7 @@ class DistributedGrid {
     std::array<const Real*, Dim> xyz{};
     for (int d = 0; d < Dim; ++d) xyz[d] = upos_[d].data();
     {
-      std::string failed;
-      try {
-        grid.build_from_backend(xyz, n);
-      } catch (const std::exception& e) {
-        failed = *e.what() ? e.what() : "cellint::mpi: an error without a message";
-      }
+      const std::string failed = detail::error_of([&] { grid.build_from_backend(xyz, n); });
       in_mpi([&] { detail::agree(comm_, failed); });
     }
     mark(times_.build_parts[0]);
