@@ -309,6 +309,22 @@ struct HasIpc : std::false_type {};
 template <class B>
 struct HasIpc<B, std::void_t<decltype(B::ipc_open(std::declval<const typename B::IpcHandle&>()))>> : std::true_type {};
 
+/// The backend's interprocess events (GPU backends: IpcEvent, OpenedIpcEvent and their handle), or empty stand-ins.
+template <class B, class = void>
+struct IpcEventsOf {
+  struct Own {};
+  struct Opened {};
+  struct Handle {};
+  static constexpr bool value = false;
+};
+template <class B>
+struct IpcEventsOf<B, std::void_t<typename B::IpcEvent, typename B::OpenedIpcEvent, typename B::IpcEventHandle>> {
+  using Own = typename B::IpcEvent;
+  using Opened = typename B::OpenedIpcEvent;
+  using Handle = typename B::IpcEventHandle;
+  static constexpr bool value = true;
+};
+
 /// The backend's SideStream (GPU backends), or an empty stand-in: update_ghosts(meanwhile) then runs in order.
 template <class B, class = void>
 struct SideStreamOf {
@@ -536,7 +552,10 @@ class DistributedGrid {
   ///    on the grid's stream before the call; on return the grid's stream waits for the ghosts' arrival, so that work
   ///    enqueued after it sees them. Nothing else waits for the device.
   ///  - Host and Emulated: meanwhile() runs while the first axis's messages are in flight (non-blocking MPI).
-  /// meanwhile() must not move owned particles (their positions are being sent) nor read ghosts' positions.
+  /// meanwhile() must not move owned particles (their positions are being sent) nor read ghosts' positions. It may
+  /// wait for the grid's stream and call collectives on comm() (every rank calls update_ghosts() and so meanwhile() at
+  /// the same point): a simulation's vote on rebuilding its lists, for example, whose latency the exchange then hides
+  /// (with GPU peer copies ordered by events the positions are already on their way when meanwhile() is called).
   ///
   ///     list.update(g.grid(), ListPart::Interior);
   ///     g.update_ghosts([&] { interact(list, g.grid(), f, out, ListPart::Interior); });
@@ -604,12 +623,13 @@ class DistributedGrid {
     if (resident_ >= 0) own_.field.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(own_.fields), 0.0);
     resident_ = -1;
   }
-  /// How update_ghosts() moves positions: "peer copies" (GPU to GPU on one node, interprocess memory), "MPI on device
+  /// How update_ghosts() moves positions: "peer copies" (GPU to GPU on one node, interprocess memory; "peer copies and
+  /// events" where interprocess events order them, so that no host waits for its GPU), "MPI on device
   /// memory" (a CUDA-aware MPI), "host buffers" (staged through page-locked memory), or "host memory" (Host and
   /// Emulated backends).
   const char* halo_transport() const {
     if (!Backend::device_memory) return "host memory";
-    if (ipc_) return "peer copies";
+    if (ipc_) return ipc_events_ ? "peer copies and events" : "peer copies";
     return detail::mpi_accepts_device_pointers() ? "MPI on device memory" : "host buffers";
   }
   /// Number of particles this rank owns (particles().size(), or after redistribute() the count in the grid).
@@ -1322,10 +1342,12 @@ class DistributedGrid {
       set_up_peer_buffers();
       return;
     }
-    int mine = 0;
+    int mine = 0;  // 0: no peer copies; 1: peer copies ordered by the hosts; 2: by interprocess events
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
       const char* env = std::getenv("CELLINT_MPI_IPC");
+      const char* events = std::getenv("CELLINT_MPI_IPC_EVENTS");
       mine = !detail::mpi_accepts_device_pointers() && !(env && std::string(env) == "0");
+      if (mine && IpcEvents::value && !(events && std::string(events) == "0")) mine = 2;
       for (const HaloMessage& m : plan_) {
         const int peers[2] = {m.to, m.from};
         for (int r : peers)
@@ -1337,7 +1359,49 @@ class DistributedGrid {
     in_mpi([&] { MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_); });
     ipc_ = all != 0;
     ipc_agreed_ = true;
+    if (all == 2) open_peer_events();
     set_up_peer_buffers();
+  }
+  // Peer copies ordered by interprocess events (setup_peers()): this rank's two events, and its neighbours' opened
+  // (the neighbours do not change: once). Every rank of the plan's messages gets its handles at once.
+  void open_peer_events() {
+    if constexpr (IpcEvents::value) {
+      using Handle = typename IpcEvents::Handle;
+      std::string err = detail::error_of([&] {
+        free_event_ = std::make_unique<typename IpcEvents::Own>();
+        sent_event_ = std::make_unique<typename IpcEvents::Own>();
+      });
+      std::vector<int> ranks;
+      for (const HaloMessage& m : plan_) {
+        const int pair[2] = {m.to, m.from};
+        for (int r : pair)
+          if (r != MPI_PROC_NULL && r != rank_ && std::find(ranks.begin(), ranks.end(), r) == ranks.end())
+            ranks.push_back(r);
+      }
+      Handle mine[2]{};
+      if (err.empty())
+        err = detail::error_of([&] {
+          mine[0] = free_event_->handle();
+          mine[1] = sent_event_->handle();
+        });
+      std::vector<Handle> theirs(2 * ranks.size());
+      std::vector<MPI_Request> req(2 * ranks.size());
+      for (std::size_t k = 0; k < ranks.size(); ++k) {
+        MPI_Irecv(&theirs[2 * k], static_cast<int>(2 * sizeof(Handle)), MPI_BYTE, ranks[k], 45, comm_, &req[2 * k]);
+        MPI_Isend(mine, static_cast<int>(sizeof mine), MPI_BYTE, ranks[k], 45, comm_, &req[2 * k + 1]);
+      }
+      in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
+      if (err.empty())
+        err = detail::error_of([&] {
+          for (std::size_t k = 0; k < ranks.size(); ++k) {
+            PeerEvents& e = peer_events_[ranks[k]];
+            e.free = std::make_unique<typename IpcEvents::Opened>(theirs[2 * k]);
+            e.sent = std::make_unique<typename IpcEvents::Opened>(theirs[2 * k + 1]);
+          }
+        });
+      detail::agree(comm_, err);
+      ipc_events_ = true;
+    }
   }
   // With peer copies: this rank's receive buffer for the current plan, and where each of its messages goes in the
   // receivers' buffers (a handle exchange with the neighbours).
@@ -1400,12 +1464,18 @@ class DistributedGrid {
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value)
       for (auto& peer : peers_) Backend::ipc_close(peer.second.base);
     peers_.clear();
+    peer_events_.clear();
   }
   // update_ghosts() between GPUs of one node: each rank packs its messages, and once its receivers say their buffers
   // are free, copies them straight into the receivers' GPU memory; a message of no bytes then tells each receiver that
-  // its data is there.
+  // its data is there. With interprocess events, update_ghosts_peer_ordered().
   template <class Started>
   void update_ghosts_peer(typename Backend::Stream stream, Started& started) {
+    if constexpr (IpcEvents::value)
+      if (ipc_events_) {
+        update_ghosts_peer_ordered(stream, started);
+        return;
+      }
     for (std::size_t i = 0; i < plan_.size(); i += 2) {
       std::size_t send_at[3] = {0, 0, 0};
       for (int k = 0; k < 2; ++k)
@@ -1430,6 +1500,41 @@ class DistributedGrid {
         for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
         cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
       }
+    }
+  }
+  // (ipc_events_) Each rank packs its messages straight into its receivers' buffers once their free events are
+  // recorded (a message of no bytes says so) and passed on its stream, then records its sent event, and each receiver
+  // unpacks once its senders' sent events are passed. No host waits for its GPU, so the whole exchange is enqueued
+  // before meanwhile() (a vote, the interior rows) is called.
+  template <class Started>
+  void update_ghosts_peer_ordered(typename Backend::Stream stream, Started& started) {
+    if constexpr (IpcEvents::value) {
+      free_event_->record(
+          stream);  // (after this rank's earlier unpacking from its buffer, on this stream or before it)
+      for (std::size_t i = 0; i < plan_.size(); i += 2) {
+        token(i, 50, true);  // every receiver's free event is recorded
+        for (int k = 0; k < 2; ++k) {
+          const std::size_t j = i + static_cast<std::size_t>(k);
+          const HaloMessage& m = plan_[j];
+          if (m.to == MPI_PROC_NULL || m.sends == 0) continue;
+          if (m.to != rank_) peer_events_.at(m.to).free->wait(stream);
+          detail::HaloGather<Real, Dim> g{{}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, peer_dst_[j]};
+          for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+          cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+        }
+        sent_event_->record(stream);
+        token(i, 60, false);  // every sender's sent event is recorded
+        for (int k = 0; k < 2; ++k) {
+          const std::size_t j = i + static_cast<std::size_t>(k);
+          const HaloMessage& m = plan_[j];
+          if (m.recv == 0) continue;
+          if (m.from != rank_) peer_events_.at(m.from).sent->wait(stream);
+          detail::HaloScatter<Real, Dim> sc{{}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + recv_off_[j]};
+          for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
+          cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
+        }
+      }
+      started();  // (every message is on its way: nothing above waits for a GPU)
     }
   }
   // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at the
@@ -1493,6 +1598,14 @@ class DistributedGrid {
     std::size_t capacity = 0;  // bytes
   };
   std::map<int, Peer> peers_;  // the receivers' buffers, mapped
+  using IpcEvents = detail::IpcEventsOf<Backend>;
+  struct PeerEvents {  // a neighbour's events, opened
+    std::unique_ptr<typename IpcEvents::Opened> free, sent;
+  };
+  bool ipc_events_ = false;                              // peer copies ordered by interprocess events
+  std::unique_ptr<typename IpcEvents::Own> free_event_;  // this rank's receive buffer is free
+  std::unique_ptr<typename IpcEvents::Own> sent_event_;  // this rank's messages are in their receivers' buffers
+  std::map<int, PeerEvents> peer_events_;                // the neighbours' (by rank)
   Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only

@@ -118,6 +118,53 @@ struct GpuBackend {
     if (p && RT::IpcCloseMemHandle(p) != RT::Success) (void)RT::GetLastError();
   }
 
+  /// Interprocess events (cudaIpcGetEventHandle / hipIpcGetEventHandle): an IpcEvent of this process, recorded on its
+  /// streams, that a process on the same node opens as an OpenedIpcEvent and makes its own streams wait for, so that
+  /// work on two processes' GPUs is ordered without either host waiting for its device. Optional for a backend.
+  using IpcEventHandle = typename RT::IpcEventHandle;
+  /// An event another process can wait for (see IpcEventHandle). Not copyable.
+  class IpcEvent {
+   public:
+    /// @throws GpuError, NoDevice
+    IpcEvent() {
+      gpu_require_device<RT>();
+      CELLINT_GPU_CHECK(RT, EventCreateInterprocess(&e_));
+    }
+    ~IpcEvent() {
+      if (e_ && RT::EventDestroy(e_) != RT::Success) (void)RT::GetLastError();
+    }
+    IpcEvent(const IpcEvent&) = delete;
+    IpcEvent& operator=(const IpcEvent&) = delete;
+    /// Marks the work enqueued on `s` so far: waiters from now on wait for it. @throws GpuError
+    void record(Stream s) { CELLINT_GPU_CHECK(RT, EventRecord(e_, s)); }
+    /// What another process opens. @throws GpuError
+    IpcEventHandle handle() const {
+      IpcEventHandle h{};
+      CELLINT_GPU_CHECK(RT, IpcGetEventHandle(&h, e_));
+      return h;
+    }
+
+   private:
+    typename RT::Event e_ = nullptr;
+  };
+  /// Another process's IpcEvent, opened here. Not copyable.
+  class OpenedIpcEvent {
+   public:
+    /// @throws GpuError
+    explicit OpenedIpcEvent(const IpcEventHandle& h) { CELLINT_GPU_CHECK(RT, IpcOpenEventHandle(&e_, h)); }
+    ~OpenedIpcEvent() {
+      if (e_ && RT::EventDestroy(e_) != RT::Success) (void)RT::GetLastError();
+    }
+    OpenedIpcEvent(const OpenedIpcEvent&) = delete;
+    OpenedIpcEvent& operator=(const OpenedIpcEvent&) = delete;
+    /// Work enqueued on `s` from now on starts after the work that the owner's last record() before this call marked
+    /// (the owner must have recorded it: order the two hosts, e.g. by a message). @throws GpuError
+    void wait(Stream s) const { CELLINT_GPU_CHECK(RT, StreamWaitEvent(s, e_)); }
+
+   private:
+    typename RT::Event e_ = nullptr;
+  };
+
   /// Copies `bytes` on stream `s` (cudaMemcpyAsync / hipMemcpyAsync with the named kind). DeviceToHost then
   /// synchronises `s`, so the host can read `dst` on return; HostToDevice returns once `src` may be reused for pageable
   /// memory (pinned sources must stay unchanged until `s` is synchronised); DeviceToDevice only enqueues; HostToHost is

@@ -104,69 +104,75 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
 /// The members that CudaRuntime and HipRuntime spell alike but for the runtime's prefix `rt` (cuda, hip): types, error
 /// codes, and the runtime calls, named as the runtime names them less the prefix. MemcpyAsync takes a CopyKind (never
 /// HostToHost); FuncSetMaxDynamicSharedMemorySize is FuncSetAttribute(f, MaxDynamicSharedMemorySize, bytes).
-#define CELLINT_DETAIL_GPU_RUNTIME(rt)                                                                           \
-  using Error = rt##Error_t;                                                                                     \
-  using Stream = rt##Stream_t;                                                                                   \
-  using Event = rt##Event_t;                                                                                     \
-  using FuncAttributes = rt##FuncAttributes;                                                                     \
-  using Graph = rt##Graph_t;                                                                                     \
-  using GraphExec = rt##GraphExec_t;                                                                             \
-  static constexpr Error Success = rt##Success;                                                                  \
-  static constexpr Error ErrorNoDevice = rt##ErrorNoDevice;                                                      \
-  static constexpr Error ErrorInvalidValue = rt##ErrorInvalidValue;                                              \
-  static constexpr Error ErrorInvalidDevicePointer = rt##ErrorInvalidDevicePointer;                              \
-  static constexpr Error ErrorInvalidConfiguration = rt##ErrorInvalidConfiguration;                              \
-  static constexpr Error ErrorLaunchOutOfResources = rt##ErrorLaunchOutOfResources;                              \
-  static const char* GetErrorName(Error e) { return rt##GetErrorName(e); }                                       \
-  static const char* GetErrorString(Error e) { return rt##GetErrorString(e); }                                   \
-  static Error GetLastError() { return rt##GetLastError(); }                                                     \
-  static Error GetDeviceCount(int* n) { return rt##GetDeviceCount(n); }                                          \
-  static Error GetDevice(int* dev) { return rt##GetDevice(dev); }                                                \
-  static Error GetDeviceProperties(DeviceProp* q, int dev) { return rt##GetDeviceProperties(q, dev); }           \
-  static Error Malloc(void** p, std::size_t bytes) { return rt##Malloc(p, bytes); }                              \
-  static Error Free(void* p) { return rt##Free(p); }                                                             \
+#define CELLINT_DETAIL_GPU_RUNTIME(rt)                                                                               \
+  using Error = rt##Error_t;                                                                                         \
+  using Stream = rt##Stream_t;                                                                                       \
+  using Event = rt##Event_t;                                                                                         \
+  using FuncAttributes = rt##FuncAttributes;                                                                         \
+  using Graph = rt##Graph_t;                                                                                         \
+  using GraphExec = rt##GraphExec_t;                                                                                 \
+  static constexpr Error Success = rt##Success;                                                                      \
+  static constexpr Error ErrorNoDevice = rt##ErrorNoDevice;                                                          \
+  static constexpr Error ErrorInvalidValue = rt##ErrorInvalidValue;                                                  \
+  static constexpr Error ErrorInvalidDevicePointer = rt##ErrorInvalidDevicePointer;                                  \
+  static constexpr Error ErrorInvalidConfiguration = rt##ErrorInvalidConfiguration;                                  \
+  static constexpr Error ErrorLaunchOutOfResources = rt##ErrorLaunchOutOfResources;                                  \
+  static const char* GetErrorName(Error e) { return rt##GetErrorName(e); }                                           \
+  static const char* GetErrorString(Error e) { return rt##GetErrorString(e); }                                       \
+  static Error GetLastError() { return rt##GetLastError(); }                                                         \
+  static Error GetDeviceCount(int* n) { return rt##GetDeviceCount(n); }                                              \
+  static Error GetDevice(int* dev) { return rt##GetDevice(dev); }                                                    \
+  static Error GetDeviceProperties(DeviceProp* q, int dev) { return rt##GetDeviceProperties(q, dev); }               \
+  static Error Malloc(void** p, std::size_t bytes) { return rt##Malloc(p, bytes); }                                  \
+  static Error Free(void* p) { return rt##Free(p); }                                                                 \
   static Error MemGetInfo(std::size_t* free_bytes, std::size_t* total) { return rt##MemGetInfo(free_bytes, total); } \
-  static Error MemcpyAsync(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) {            \
-    return rt##MemcpyAsync(dst, src, bytes,                                                                      \
-                           kind == CopyKind::HostToDevice   ? rt##MemcpyHostToDevice                             \
-                           : kind == CopyKind::DeviceToHost ? rt##MemcpyDeviceToHost                             \
-                                                            : rt##MemcpyDeviceToDevice,                          \
-                           s);                                                                                   \
-  }                                                                                                              \
-  static Error MemsetAsync(void* dst, int byte, std::size_t bytes, Stream s) {                                   \
-    return rt##MemsetAsync(dst, byte, bytes, s);                                                                 \
-  }                                                                                                              \
-  static Error StreamSynchronize(Stream s) { return rt##StreamSynchronize(s); }                                  \
-  static Error FuncGetAttributes(FuncAttributes* a, const void* f) { return rt##FuncGetAttributes(a, f); }       \
-  static Error FuncSetMaxDynamicSharedMemorySize(const void* f, int bytes) {                                     \
-    return rt##FuncSetAttribute(f, rt##FuncAttributeMaxDynamicSharedMemorySize, bytes);                          \
-  }                                                                                                              \
-  static Error EventCreate(Event* e) { return rt##EventCreate(e); }                                              \
-  static Error EventDestroy(Event e) { return rt##EventDestroy(e); }                                             \
-  static Error EventRecord(Event e, Stream s) { return rt##EventRecord(e, s); }                                  \
-  static Error EventSynchronize(Event e) { return rt##EventSynchronize(e); }                                     \
-  static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }        \
-  static Error StreamCreate(Stream* s) { return rt##StreamCreate(s); }                                           \
-  static Error StreamCreateSide(Stream* s, int priority) {                                                       \
-    return rt##StreamCreateWithPriority(s, rt##StreamNonBlocking, priority);                                     \
-  }                                                                                                              \
-  static Error DeviceGetStreamPriorityRange(int* least, int* greatest) {                                         \
-    return rt##DeviceGetStreamPriorityRange(least, greatest);                                                    \
-  }                                                                                                              \
-  static Error StreamWaitEvent(Stream s, Event e) { return rt##StreamWaitEvent(s, e, 0); }                       \
-  static Error EventCreateUntimed(Event* e) { return rt##EventCreateWithFlags(e, rt##EventDisableTiming); }      \
-  static Error StreamDestroy(Stream s) { return rt##StreamDestroy(s); }                                          \
-  static Error StreamBeginCapture(Stream s) { return rt##StreamBeginCapture(s, rt##StreamCaptureModeThreadLocal); } \
-  static Error StreamEndCapture(Stream s, Graph* g) { return rt##StreamEndCapture(s, g); }                       \
-  static Error GraphLaunch(GraphExec g, Stream s) { return rt##GraphLaunch(g, s); }                              \
-  static Error GraphDestroy(Graph g) { return rt##GraphDestroy(g); }                                             \
-  static Error GraphExecDestroy(GraphExec g) { return rt##GraphExecDestroy(g); }                                 \
-  using IpcHandle = rt##IpcMemHandle_t;                                                                          \
-  static Error IpcGetMemHandle(IpcHandle* h, void* p) { return rt##IpcGetMemHandle(h, p); }                      \
-  static Error IpcOpenMemHandle(void** p, IpcHandle h) {                                                         \
-    return rt##IpcOpenMemHandle(p, h, rt##IpcMemLazyEnablePeerAccess);                                          \
-  }                                                                                                              \
-  static Error IpcCloseMemHandle(void* p) { return rt##IpcCloseMemHandle(p); }
+  static Error MemcpyAsync(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream s) {                 \
+    return rt##MemcpyAsync(dst, src, bytes,                                                                          \
+                           kind == CopyKind::HostToDevice   ? rt##MemcpyHostToDevice                                 \
+                           : kind == CopyKind::DeviceToHost ? rt##MemcpyDeviceToHost                                 \
+                                                            : rt##MemcpyDeviceToDevice,                              \
+                           s);                                                                                       \
+  }                                                                                                                  \
+  static Error MemsetAsync(void* dst, int byte, std::size_t bytes, Stream s) {                                       \
+    return rt##MemsetAsync(dst, byte, bytes, s);                                                                     \
+  }                                                                                                                  \
+  static Error StreamSynchronize(Stream s) { return rt##StreamSynchronize(s); }                                      \
+  static Error FuncGetAttributes(FuncAttributes* a, const void* f) { return rt##FuncGetAttributes(a, f); }           \
+  static Error FuncSetMaxDynamicSharedMemorySize(const void* f, int bytes) {                                         \
+    return rt##FuncSetAttribute(f, rt##FuncAttributeMaxDynamicSharedMemorySize, bytes);                              \
+  }                                                                                                                  \
+  static Error EventCreate(Event* e) { return rt##EventCreate(e); }                                                  \
+  static Error EventDestroy(Event e) { return rt##EventDestroy(e); }                                                 \
+  static Error EventRecord(Event e, Stream s) { return rt##EventRecord(e, s); }                                      \
+  static Error EventSynchronize(Event e) { return rt##EventSynchronize(e); }                                         \
+  static Error EventElapsedTime(float* ms, Event a, Event b) { return rt##EventElapsedTime(ms, a, b); }              \
+  static Error StreamCreate(Stream* s) { return rt##StreamCreate(s); }                                               \
+  static Error StreamCreateSide(Stream* s, int priority) {                                                           \
+    return rt##StreamCreateWithPriority(s, rt##StreamNonBlocking, priority);                                         \
+  }                                                                                                                  \
+  static Error DeviceGetStreamPriorityRange(int* least, int* greatest) {                                             \
+    return rt##DeviceGetStreamPriorityRange(least, greatest);                                                        \
+  }                                                                                                                  \
+  static Error StreamWaitEvent(Stream s, Event e) { return rt##StreamWaitEvent(s, e, 0); }                           \
+  static Error EventCreateUntimed(Event* e) { return rt##EventCreateWithFlags(e, rt##EventDisableTiming); }          \
+  static Error StreamDestroy(Stream s) { return rt##StreamDestroy(s); }                                              \
+  static Error StreamBeginCapture(Stream s) { return rt##StreamBeginCapture(s, rt##StreamCaptureModeThreadLocal); }  \
+  static Error StreamEndCapture(Stream s, Graph* g) { return rt##StreamEndCapture(s, g); }                           \
+  static Error GraphLaunch(GraphExec g, Stream s) { return rt##GraphLaunch(g, s); }                                  \
+  static Error GraphDestroy(Graph g) { return rt##GraphDestroy(g); }                                                 \
+  static Error GraphExecDestroy(GraphExec g) { return rt##GraphExecDestroy(g); }                                     \
+  using IpcHandle = rt##IpcMemHandle_t;                                                                              \
+  static Error IpcGetMemHandle(IpcHandle* h, void* p) { return rt##IpcGetMemHandle(h, p); }                          \
+  static Error IpcOpenMemHandle(void** p, IpcHandle h) {                                                             \
+    return rt##IpcOpenMemHandle(p, h, rt##IpcMemLazyEnablePeerAccess);                                               \
+  }                                                                                                                  \
+  static Error IpcCloseMemHandle(void* p) { return rt##IpcCloseMemHandle(p); }                                       \
+  using IpcEventHandle = rt##IpcEventHandle_t;                                                                       \
+  static Error EventCreateInterprocess(Event* e) {                                                                   \
+    return rt##EventCreateWithFlags(e, rt##EventInterprocess | rt##EventDisableTiming);                              \
+  }                                                                                                                  \
+  static Error IpcGetEventHandle(IpcEventHandle* h, Event e) { return rt##IpcGetEventHandle(h, e); }                 \
+  static Error IpcOpenEventHandle(Event* e, IpcEventHandle h) { return rt##IpcOpenEventHandle(e, h); }
 
 /// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws as CELLINT_CHECK_CUDA /
 /// CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).
