@@ -19,7 +19,10 @@
 #   variants the weak run at the most GPUs, the one-GPU box replicated, with --breakdown, once for each of VARIANTS
 #            (';'-separated option sets; leading VAR=value words go to the environment); NSYS=1: then a 300-step run
 #            under nsys, its CUDA API summary per rank
+#   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
+#            the overlapped steps), once for each of VARIANTS as above (default: none)
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [variants]
+#                                 [timeline]
 #   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
@@ -58,6 +61,15 @@ M=(mpiexec --bind-to none)
 ranks=()
 for n in 1 2 4 8; do [ "$n" -le "$gpus" ] && ranks+=("$n"); done
 
+# a VARIANTS entry split into its leading VAR=value words (envs) and the options after them (opts)
+split_variant() {
+  envs=() opts=()
+  local w
+  for w in $1; do
+    if [[ $w == *=* && ${#opts[@]} -eq 0 ]]; then envs+=("$w"); else opts+=("$w"); fi
+  done
+}
+
 # weak scaling with each value of one option in turn, ROUNDS times: alternate ROUNDS OPTION VALUE...
 alternate() {
   local rounds=$1 opt=$2 round v
@@ -85,6 +97,7 @@ for stage in "${STAGES[@]}"; do
     fi
     np=$gpus; [ "$np" -lt 2 ] && np=2
     for a in "--precision double --cells 12 --check-serial 1e-9" "--precision double --cells 12 --overlap off --check-serial 1e-9" \
+             "--precision double --cells 12 --overlap on --check-serial 1e-9" \
              "--precision double --cells 12 --ghost-margin 0 --check-serial 1e-9" \
              "--precision double --cells 12 --ghost-margin 0.6 --check-serial 1e-9" \
              "--precision float --cells 20 --check-serial 1e-3" \
@@ -94,6 +107,9 @@ for stage in "${STAGES[@]}"; do
       "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $a 2>&1 |
         grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
     done
+    say "$np ranks, peer copies ordered by the hosts (CELLINT_MPI_IPC_EVENTS=0): --precision double --cells 12"
+    CELLINT_MPI_IPC_EVENTS=0 "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
+      --cells 12 --check-serial 1e-9 2>&1 | grep -E 'Per step|Serial check|rror' | tee -a "$log"
     ;;
   scaling)
     say "one GPU, no MPI: cellint_lj_cuda, 2,048,000 atoms, float"
@@ -201,10 +217,7 @@ EOF
     i=0
     for v in "${vs[@]}"; do
       i=$((i + 1))
-      envs=() opts=()
-      for w in $v; do
-        if [[ $w == *=* && ${#opts[@]} -eq 0 ]]; then envs+=("$w"); else opts+=("$w"); fi
-      done
+      split_variant "$v"
       say "variant $i, $np GPUs, the one-GPU box replicated, --breakdown: $v"
       env ${envs[@]+"${envs[@]}"} "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --cells 80 --replicate "$np,1,1" \
         --steps 1000 --thermo 0 --precision float --breakdown ${opts[@]+"${opts[@]}"} >"$OUT/runs/variant_$i.log" 2>&1
@@ -226,7 +239,22 @@ EOF
       fi
     fi
     ;;
-  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape, ab, breakdown, variants)"; exit 1 ;;
+  timeline)
+    IFS=';' read -ra vs <<<"${VARIANTS:-}"
+    [ ${#vs[@]} -eq 0 ] && vs=("")
+    i=0
+    for v in "${vs[@]}"; do
+      i=$((i + 1))
+      split_variant "$v"
+      for np in "${ranks[@]}"; do
+        say "timeline $i, $np GPUs, the one-GPU box replicated: ${v:-(as built)}"
+        env ${envs[@]+"${envs[@]}"} "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --cells 80 --replicate "$np,1,1" \
+          --steps 1000 --thermo 0 --precision float --timeline ${opts[@]+"${opts[@]}"} >"$OUT/runs/timeline_${i}_np$np.log" 2>&1
+        grep -E 'Loop time|rank [0-9]|rror' "$OUT/runs/timeline_${i}_np$np.log" | tee -a "$log"
+      done
+    done
+    ;;
+  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape, ab, breakdown, variants, timeline)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null

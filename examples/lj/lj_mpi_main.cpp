@@ -40,6 +40,7 @@
 
 #include "../common/args.hpp"
 #include "../common/backend_select.hpp"
+#include "../common/step_timeline.hpp"
 #include "lj.hpp"
 
 namespace {
@@ -50,8 +51,10 @@ struct Run {
   lj::Options o;               // (backend, precision, list, skin, breakdown: as cellint_lj's)
   std::array<int, 3> ranks{};  // 0: balanced_ranks() chooses
   double check_serial = -1;    // < 0: off
-  bool overlap = true;         // list loop: interior pairs computed while the ghosts' positions travel
+  bool overlap = true;         // list loop: the vote and the list's work while the ghosts' positions travel
+  std::string overlap_mode = "auto";  // list loop: auto | on | off | pack (see --overlap)
   double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: the skin)
+  bool timeline = false;       // list loop, CUDA build: the GPU timeline of the steps without a rebuild
   std::string json;            // summary file (rank 0; empty: none)
 };
 
@@ -75,11 +78,18 @@ void usage(const char* prog) {
       "                      backend) | auto (full on GPU backends, none on the Host) (default auto)\n"
       "  --skin X            list skin in sigma (default 0.3)\n"
       "  --breakdown         time each phase (waits for the device at the end of each)\n"
-      "  --overlap on|off    list loop: compute the interior rows while the ghosts' positions travel\n"
+      "  --overlap auto|on|off|pack\n"
+      "                      list loop: the ghosts' positions travel while the ranks vote on a rebuild and\n"
+      "                      the list packs the owned atoms' positions, then every row in one kernel (pack);\n"
+      "                      or while the interior rows are computed, the border rows as they arrive (on);\n"
+      "                      off: the vote, the ghosts, then every row; auto (the default): pack where the\n"
+      "                      ghosts go GPU to GPU ordered by events, else on\n"
       "                      (default on)\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer until an atom has moved (skin + X) / 2\n"
       "                      (default: the skin; 0: every rebuild redistributes)\n"
+      "  --timeline          list loop, CUDA: each rank's GPU timeline of a step without a rebuild\n"
+      "                      (events, the mean over such steps)\n"
       "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
       "  --json FILE         summary: atoms, ranks, atom-steps/s and the time per step by phase\n",
       prog);
@@ -132,11 +142,14 @@ Run parse(int argc, char** argv) {
       r.check_serial = args.real();
     } else if (a == "--overlap") {
       const std::string v = args.value();
-      if (v != "on" && v != "off") args.fail("--overlap must be on or off");
-      r.overlap = v == "on";
+      if (v != "auto" && v != "on" && v != "off" && v != "pack") args.fail("--overlap must be auto, on, off or pack");
+      r.overlap = v != "off";
+      r.overlap_mode = v;
     } else if (a == "--ghost-margin") {
       r.ghost_margin = args.real();
       if (!(r.ghost_margin >= 0)) args.fail("--ghost-margin must be >= 0");
+    } else if (a == "--timeline") {
+      r.timeline = true;
     } else if (a == "--json") {
       r.json = args.value();
     } else {
@@ -162,6 +175,7 @@ struct Outcome {
   long rebuilds = 0;           // list loop: list rebuilds in the loop
   long redistributions = 0;    // list loop: those with migration and a new ghost layer (redistribute())
   std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
+  std::string overlap_mode = "none";  // list loop: on, off or pack (--overlap, auto resolved)
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
   // list loop with --breakdown: one rebuild's parts in seconds, the largest over the ranks (classification, migration,
   // ghost layer, grid build; DistributedGrid::rebuild_times()), and the list's build
@@ -321,6 +335,18 @@ struct KickDriftMoved {
   }
 };
 
+/// A backend's SideStream (GPU backends), or a stand-in (value false).
+template <class B, class = void>
+struct VoteStreamOf {
+  struct type {};
+  static constexpr bool value = false;
+};
+template <class B>
+struct VoteStreamOf<B, std::void_t<typename B::SideStream>> {
+  using type = typename B::SideStream;
+  static constexpr bool value = true;
+};
+
 /// The list loop: positions and velocities stay in the rank's grid on the backend; ghosts' positions travel every
 /// step; migration, the ghost choice and the list's rebuild happen together when an atom has moved more than skin / 2.
 template <class B, class Real, class Acc>
@@ -375,33 +401,88 @@ class ListLoop {
     B::synchronize();
     const double t0 = MPI_Wtime();
     const Phases<B> timed{o.breakdown};
+    if (r_.timeline) tl_.enable();
+    const std::string transport = g_.halo_transport();
+    vote_beside_ = r_.overlap && (transport == "peer copies and events" || transport == "host memory");
+    pack_ = r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && transport == "peer copies and events");
+    out.overlap_mode = !r_.overlap ? "off" : pack_ ? "pack" : "on";
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
+      tl_.begin();
+      tl_.mark(0, g_.grid().stream());
       // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v (ghosts: v = 0); the displacements
       timed(t_[0], [&] { kick_drift(); });
+      tl_.mark(1, g_.grid().stream());
+      // The vote: any atom on any rank past skin / 2, or past the margin. Beside the ghosts' exchange where that is
+      // enqueued without waiting for the GPUs (peer copies and events; host memory), else before it.
       Moved moved;
-      timed(t_[4], [&] { moved = moved_too_far(); });  // any atom on any rank past skin / 2, or past the margin
+      bool voted = false, exchanged = false;
+      auto vote = [&] {
+        timed(t_[4], [&] { moved = moved_too_far(g_.grid().stream()); });
+        tl_.previous_done();
+        voted = true;
+      };
+      if (!vote_beside_) vote();
+      if (r_.overlap && !moved.any()) {
+        // the ghosts' new positions travel while the ranks vote; then, on a step without a rebuild, the owned atoms'
+        // packing (or the interior rows) beside them and the ghosts' packing (and the border rows) as they arrive
+        exchanged = true;
+        timed(t_[2], [&] {
+          g_.update_ghosts(
+              [&] {
+                bool packed = false;
+                if (!voted && pack_) {
+                  if constexpr (VoteStream::value) {
+                    // the owned atoms' packing ahead of the vote (a rebuild packs again), whose flags are read on a
+                    // stream of their own, so that reading them waits for the kick only
+                    auto& grid = g_.grid();
+                    if (!vote_stream_) vote_stream_ = std::make_unique<typename VoteStream::type>();
+                    vote_stream_->fork(grid.stream());
+                    tl_.mark(2, grid.stream());
+                    list_->update(grid, cellint::ListPart::Interior);
+                    tl_.mark(3, grid.stream());
+                    packed = true;
+                    timed(t_[4], [&] { moved = moved_too_far(vote_stream_->get()); });
+                    tl_.previous_done();
+                    voted = true;
+                  }
+                }
+                if (!voted) vote();
+                if (moved.any() || packed) return;
+                tl_.mark(2, g_.grid().stream());
+                list_->update(g_.grid(), cellint::ListPart::Interior);
+                if (!pack_) forces(cellint::ListPart::Interior);
+                tl_.mark(3, g_.grid().stream());
+              },
+              [&] {
+                if (moved.any()) return;
+                tl_.mark(4, g_.grid().stream());  // (the exchange's stream: the ghosts are in)
+                list_->update(g_.grid(), cellint::ListPart::Border);
+                if (!pack_) forces(cellint::ListPart::Border);
+              });
+          if (moved.any()) return;
+          tl_.mark(5, g_.grid().stream());
+          if (pack_) forces();  // every row at once
+          tl_.mark(6, g_.grid().stream());
+        });
+      } else if (!moved.any()) {
+        tl_.mark(2, g_.grid().stream());
+        timed(t_[2], [&] { g_.update_ghosts(); });  // the ghosts' new positions
+        tl_.mark(3, g_.grid().stream());
+        tl_.mark(4, g_.grid().stream());
+        timed(t_[3], [&] { list_->update(g_.grid()); });  // packs the positions for the pair kernel
+        tl_.mark(5, g_.grid().stream());
+        timed(t_[3], [&] { forces(); });
+        tl_.mark(6, g_.grid().stream());
+      }
       if (moved.redistribute) {
         timed(t_[1], [&] { rebuild(false); });  // migrate, new ghosts, list
         timed(t_[3], [&] { forces(); });
-      } else if (moved.relist) {  // the same atoms and ghosts: the ghosts' positions, then the list
+      } else if (moved.relist) {  // the same atoms and ghosts: the ghosts' positions (unless already), the list
         timed(t_[1], [&] {
-          g_.update_ghosts();
+          if (!exchanged) g_.update_ghosts();
           relist();
         });
-        timed(t_[3], [&] { forces(); });
-      } else if (r_.overlap) {  // interior rows while the ghosts' new positions travel; the border rows as they arrive
-        timed(t_[2], [&] {
-          list_->update(g_.grid(), cellint::ListPart::Interior);
-          g_.update_ghosts([&] { forces(cellint::ListPart::Interior); },
-                           [&] {
-                             list_->update(g_.grid(), cellint::ListPart::Border);
-                             forces(cellint::ListPart::Border);
-                           });
-        });
-      } else {
-        timed(t_[2], [&] { g_.update_ghosts(); });        // the ghosts' new positions
-        timed(t_[3], [&] { list_->update(g_.grid()); });  // packs the positions for the pair kernel
         timed(t_[3], [&] { forces(); });
       }
       kick_pending_ = true;  // v += dt/2 F/m: with the next step's first half kick, or now where v is read
@@ -414,6 +495,8 @@ class ListLoop {
     B::synchronize();
     MPI_Barrier(g_.comm());
     out.loop_s = MPI_Wtime() - t0;
+    tl_.finish();
+    if (tl_.on()) print_timeline();
     reduce_phases(g_.comm(), t_, out);
     out.ranks = g_.decomposition().ranks;
     out.rebuilds = rebuilds_ - rebuilds0;
@@ -459,6 +542,27 @@ class ListLoop {
     return {grid.attribute(vel_[0]), grid.attribute(vel_[1]), grid.attribute(vel_[2])};
   }
 
+  // --timeline: each rank's mean timeline of the steps without a rebuild, printed by rank 0 (collective)
+  void print_timeline() {
+    double mine[8] = {static_cast<double>(tl_.steps())};
+    for (std::size_t k = 1; k < 7; ++k) mine[k] = tl_.mean_ms(k);
+    std::vector<double> all(8 * static_cast<std::size_t>(g_.size()));
+    MPI_Gather(mine, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, g_.comm());
+    if (g_.rank() != 0) return;
+    std::printf("GPU timeline of a step without a rebuild (ms from the step's start, the mean over such steps):\n");
+    for (int q = 0; q < g_.size(); ++q) {
+      const double* t = &all[8 * static_cast<std::size_t>(q)];
+      std::printf("  rank %d (%.0f steps): kick and drift done %.4f, pairs start %.4f, ", q, t[0], t[1], t[2]);
+      if (!r_.overlap)
+        std::printf("ghosts in %.4f, positions packed %.4f, rows done %.4f\n", t[3], t[5], t[6]);
+      else if (pack_)
+        std::printf("owned packed %.4f, ghosts in %.4f, rows start %.4f, rows done %.4f\n", t[3], t[4], t[5], t[6]);
+      else
+        std::printf("interior rows done %.4f, ghosts in %.4f, border rows done %.4f, step done %.4f\n", t[3], t[4],
+                    t[5], t[6]);
+    }
+  }
+
   // Velocity Verlet over every slot of the grid (ghosts have v = 0 and, with no list rows, F = 0, so they stay where
   // update_ghosts() put them). kick_drift(): v += dt/2 F/m, or dt F/m where the previous step's second half kick is
   // pending (the two are one kernel, as leapfrog); x += dt v; and in the same pass the displacement flags that
@@ -501,10 +605,11 @@ class ListLoop {
   // having moved out of their sub-box by that much at most).
   struct Moved {
     bool relist = false, redistribute = false;
+    bool any() const { return relist || redistribute; }
   };
-  Moved moved_too_far() {  // (waits for the device; one MPI_Allreduce)
+  Moved moved_too_far(typename B::Stream s) {  // (waits for stream s; one MPI_Allreduce)
     unsigned mine[2] = {0, 0}, any[2] = {0, 0};
-    moved_.download(mine, g_.grid().stream());  // (kick_drift()'s flags)
+    moved_.download(mine, s);  // (kick_drift()'s flags)
     MPI_Allreduce(mine, any, 2, MPI_UNSIGNED, MPI_MAX, g_.comm());
     Moved m;
     m.redistribute = any[1] != 0 || (margin_ <= 0 && any[0] != 0);
@@ -620,6 +725,18 @@ class ListLoop {
   double list_s_ = 0;  // --breakdown: the list's builds in the loop
   long rebuilds_ = 0, redistributions_ = 0;
   bool kick_pending_ = false;  // the last step's second half kick is still to be applied
+  // the rebuild vote inside update_ghosts(meanwhile) (with overlap, where the exchange is enqueued without waiting for
+  // the GPUs: peer copies and events, or host memory); else before the exchange (host-staged messages measured 0.66
+  // -> 1.05 ms a step with it inside, 2 H200s)
+  bool vote_beside_ = false;
+  // with overlap: the owned atoms' packing beside the exchange, then every row in one kernel (--overlap pack; auto
+  // where the exchange is short: 0.06 ms a step, against 0.3 ms through host buffers, which only the interior rows
+  // (--overlap on) hide)
+  bool pack_ = false;
+  // GPU backends: the stream the vote's flags are read on with --overlap pack (made at first use)
+  using VoteStream = VoteStreamOf<B>;
+  std::unique_ptr<typename VoteStream::type> vote_stream_;
+  cellint::examples::StepTimeline<B, 7> tl_;  // --timeline
 };
 
 /// The loop a run uses: none (cells) or full (list).
@@ -724,23 +841,23 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const double per = r.o.steps > 0 ? 1.0 / r.o.steps : 0;
   const std::string device = B::device_memory ? std::string(B::properties().name) : cpu_name();
-  std::fprintf(f,
-               "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
-               "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n"
-               "  \"decomposition\": [%d, %d, %d],\n  \"unit_cells\": %d,\n  \"replicate\": [%d, %d, %d],\n"
-               "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
-               "  \"atom_steps_per_s\": %.6g,\n"
-               "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
-               "  \"halo_transport\": \"%s\",\n"
-               "  \"overlap\": %s,\n  \"breakdown\": %s,\n",
-               device.c_str(), B::name(), r.o.precision.c_str(),
-               r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(),
-               out.loop.c_str(), size, out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0],
-               r.o.replicate[1], r.o.replicate[2], atoms, r.o.steps, out.loop_s,
-               out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
-               out.redistributions, out.ghosts,
-               out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
-               out.loop == "list" && r.overlap ? "true" : "false", r.o.breakdown ? "true" : "false");
+  std::fprintf(
+      f,
+      "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
+      "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n"
+      "  \"decomposition\": [%d, %d, %d],\n  \"unit_cells\": %d,\n  \"replicate\": [%d, %d, %d],\n"
+      "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
+      "  \"atom_steps_per_s\": %.6g,\n"
+      "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
+      "  \"halo_transport\": \"%s\",\n"
+      "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"breakdown\": %s,\n",
+      device.c_str(), B::name(), r.o.precision.c_str(),
+      r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(), out.loop.c_str(), size,
+      out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0], r.o.replicate[1], r.o.replicate[2], atoms,
+      r.o.steps, out.loop_s, out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
+      out.redistributions, out.ghosts,
+      out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
+      out.loop == "list" && r.overlap ? "true" : "false", out.overlap_mode.c_str(), r.o.breakdown ? "true" : "false");
   std::fprintf(f,
                "  \"seconds_per_step\": {\"compute\": %.6g, \"halo_exchange\": %.6g, \"migration\": %.6g, "
                "\"integration\": %.6g, \"reductions\": %.6g},\n",
