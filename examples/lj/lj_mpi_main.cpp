@@ -335,18 +335,6 @@ struct KickDriftMoved {
   }
 };
 
-/// A backend's SideStream (GPU backends), or a stand-in (value false).
-template <class B, class = void>
-struct VoteStreamOf {
-  struct type {};
-  static constexpr bool value = false;
-};
-template <class B>
-struct VoteStreamOf<B, std::void_t<typename B::SideStream>> {
-  using type = typename B::SideStream;
-  static constexpr bool value = true;
-};
-
 /// The list loop: positions and velocities stay in the rank's grid on the backend; ghosts' positions travel every
 /// step; migration, the ghost choice and the list's rebuild happen together when an atom has moved more than skin / 2.
 template <class B, class Real, class Acc>
@@ -734,7 +722,7 @@ class ListLoop {
   // (--overlap on) hide)
   bool pack_ = false;
   // GPU backends: the stream the vote's flags are read on with --overlap pack (made at first use)
-  using VoteStream = VoteStreamOf<B>;
+  using VoteStream = cellint::mpi::detail::SideStreamOf<B>;  // (B::SideStream, or a stand-in: value false)
   std::unique_ptr<typename VoteStream::type> vote_stream_;
   cellint::examples::StepTimeline<B, 7> tl_;  // --timeline
 };
