@@ -50,9 +50,8 @@ class StepTimeline {
     if constexpr (on_gpu) {
       if (!enabled_) return;
       cudaEvent_t& e = ev_[cur_][k];
-      if (!e) (void)cudaEventCreate(&e);
-      (void)cudaEventRecord(e, s);
-      recorded_[cur_] |= 1u << k;
+      if (!e && cudaEventCreate(&e) != cudaSuccess) e = nullptr;
+      if (e && cudaEventRecord(e, s) == cudaSuccess) recorded_[cur_] |= 1u << k;
     }
 #else
     (void)k;
@@ -78,11 +77,18 @@ class StepTimeline {
 #if defined(__CUDACC__)
     if constexpr (on_gpu) {
       if (recorded_[set] != (1u << Points) - 1u) return;
+      std::array<double, Points> add{};
       for (std::size_t k = 1; k < Points; ++k) {
         float ms = 0;
-        (void)cudaEventSynchronize(ev_[set][k]);
-        if (cudaEventElapsedTime(&ms, ev_[set][0], ev_[set][k]) == cudaSuccess) sum_[k] += ms;
+        if (cudaEventSynchronize(ev_[set][k]) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, ev_[set][0], ev_[set][k]) != cudaSuccess) {
+          (void)cudaGetLastError();
+          recorded_[set] = 0;
+          return;  // (a step whose times cannot all be read is not counted)
+        }
+        add[k] = ms;
       }
+      for (std::size_t k = 1; k < Points; ++k) sum_[k] += add[k];
       ++steps_;
     }
 #endif

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mpi.h>
@@ -393,9 +394,10 @@ class DistributedGrid {
     }
   }
   ~DistributedGrid() {
-    close_peers();
     int finalized = 0;
     MPI_Finalized(&finalized);
+    if (!finalized) quiesce_peers();
+    close_peers();
     if (!finalized) MPI_Comm_free(&comm_);
   }
   DistributedGrid(const DistributedGrid&) = delete;
@@ -529,8 +531,8 @@ class DistributedGrid {
       if (!ids.empty()) user_id_.upload(ids.data(), grid_->stream());
       user_list_.resize(std::max<std::size_t>(users.size(), 1));
       if (!users.empty()) user_list_.upload(users.data(), grid_->stream());
-      set_plan(std::move(plan), static_cast<Index>(users.size()));
     });
+    set_plan(std::move(plan), static_cast<Index>(users.size()));  // (collective: after the agreement, not in it)
   }
 
   /// Sends the ghosts of the last exchange() again, at their owners' current positions in the grid (backend, slot
@@ -1254,6 +1256,11 @@ class DistributedGrid {
   // Keeps the exchange's messages, with the grid slots of their particles (user_list_: each message's sent, then
   // received, particles by user index, `entries` in all) on the backend; after the grid's build. Also the ids by slot.
   void set_plan(std::vector<HaloMessage> plan, Index entries) {
+    // (an error here, memory or the backend, is agreed on before the peers' collectives)
+    detail::agreed(comm_, [&] { place_plan(std::move(plan), entries); });
+    setup_peers();
+  }
+  void place_plan(std::vector<HaloMessage> plan, Index entries) {
     const Index total = grid_->size();
     const auto stream = grid_->stream();
     slot_of_.resize_with_room(std::max<std::size_t>(static_cast<std::size_t>(total), 1));
@@ -1274,7 +1281,6 @@ class DistributedGrid {
     }
     plan_ = std::move(plan);
     Backend::synchronize(stream);
-    setup_peers();
   }
 
   // update_ghosts() on `stream`, calling meanwhile() once as soon as the first messages are under way.
@@ -1387,8 +1393,8 @@ class DistributedGrid {
       std::vector<Handle> theirs(2 * ranks.size());
       std::vector<MPI_Request> req(2 * ranks.size());
       for (std::size_t k = 0; k < ranks.size(); ++k) {
-        MPI_Irecv(&theirs[2 * k], static_cast<int>(2 * sizeof(Handle)), MPI_BYTE, ranks[k], 45, comm_, &req[2 * k]);
-        MPI_Isend(mine, static_cast<int>(sizeof mine), MPI_BYTE, ranks[k], 45, comm_, &req[2 * k + 1]);
+        MPI_Irecv(&theirs[2 * k], static_cast<int>(2 * sizeof(Handle)), MPI_BYTE, ranks[k], 70, comm_, &req[2 * k]);
+        MPI_Isend(mine, static_cast<int>(sizeof mine), MPI_BYTE, ranks[k], 70, comm_, &req[2 * k + 1]);
       }
       in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
       if (err.empty())
@@ -1454,11 +1460,31 @@ class DistributedGrid {
         if (!p.base) {
           p.base = Backend::ipc_open(there.handle);
           p.serial = there.serial;
+          p.direct = Backend::ipc_reachable(p.base);
         }
         p.capacity = there.capacity;
         peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
       }
     }
+  }
+  // With peer copies ordered by events, update_ghosts() returns with packing into the neighbours' memory and waits
+  // on their events still queued: before the buffers are unmapped and the events destroyed, this GPU finishes its
+  // work and, unless an exception is unwinding (one rank alone: no message then), every neighbour says it has too.
+  void quiesce_peers() noexcept {
+    if (!ipc_events_) return;
+    try {
+      Backend::synchronize();
+    } catch (...) {
+    }
+    if (std::uncaught_exceptions() > 0) return;
+    std::vector<MPI_Request> req(2 * peer_events_.size());
+    char none = 0;
+    std::size_t k = 0;
+    for (const auto& peer : peer_events_) {
+      MPI_Irecv(&none, 0, MPI_BYTE, peer.first, 71, comm_, &req[k++]);
+      MPI_Isend(&none, 0, MPI_BYTE, peer.first, 71, comm_, &req[k++]);
+    }
+    MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
   }
   void close_peers() noexcept {
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value)
@@ -1518,9 +1544,16 @@ class DistributedGrid {
           const HaloMessage& m = plan_[j];
           if (m.to == MPI_PROC_NULL || m.sends == 0) continue;
           if (m.to != rank_) peer_events_.at(m.to).free->wait(stream);
-          detail::HaloGather<Real, Dim> g{{}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, peer_dst_[j]};
+          // packed straight into the receiver's buffer where this GPU reaches it, else here and copied
+          const bool direct = peers_.at(m.to).direct;
+          const std::size_t count = static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.sends);
+          if (!direct && send_buf_.size() < count) send_buf_.resize_with_room(count);
+          detail::HaloGather<Real, Dim> g{
+              {}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, direct ? peer_dst_[j] : send_buf_.data()};
           for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
           cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+          if (!direct)
+            Backend::copy(peer_dst_[j], send_buf_.data(), sizeof(Real) * count, CopyKind::DeviceToDevice, stream);
         }
         sent_event_->record(stream);
         token(i, 60, false);  // every sender's sent event is recorded
@@ -1596,6 +1629,7 @@ class DistributedGrid {
     void* base = nullptr;
     unsigned long long serial = 0;
     std::size_t capacity = 0;  // bytes
+    bool direct = false;       // this GPU's kernels write into it (peer to peer); else copies (ipc_reachable())
   };
   std::map<int, Peer> peers_;  // the receivers' buffers, mapped
   using IpcEvents = detail::IpcEventsOf<Backend>;

@@ -16,6 +16,7 @@ namespace cellint::detail {
 
 struct CudaRuntime {
   using DeviceProp = cudaDeviceProp;
+  using PointerAttributes = cudaPointerAttributes;  ///< (its `device`: where the memory is)
   CELLINT_DETAIL_GPU_RUNTIME(cuda)
   static constexpr Error ErrorOutOfMemory = cudaErrorMemoryAllocation;
 

@@ -117,6 +117,22 @@ struct GpuBackend {
   static void ipc_close(void* p) noexcept {
     if (p && RT::IpcCloseMemHandle(p) != RT::Success) (void)RT::GetLastError();
   }
+  /// Whether kernels of this process's device may read and write `p` (memory from ipc_open(): its device, or one this
+  /// device reaches peer to peer); false where the runtime cannot tell. Copies reach it either way. Never throws.
+  static bool ipc_reachable(const void* p) noexcept {
+    typename RT::PointerAttributes a{};
+    int dev = 0, can = 0;
+    if (RT::PointerGetAttributes(&a, p) != RT::Success || RT::GetDevice(&dev) != RT::Success) {
+      (void)RT::GetLastError();
+      return false;
+    }
+    if (a.device == dev) return true;
+    if (RT::DeviceCanAccessPeer(&can, dev, a.device) != RT::Success) {
+      (void)RT::GetLastError();
+      return false;
+    }
+    return can != 0;
+  }
 
   /// Interprocess events (cudaIpcGetEventHandle / hipIpcGetEventHandle): an IpcEvent of this process, recorded on its
   /// streams, that a process on the same node opens as an OpenedIpcEvent and makes its own streams wait for, so that

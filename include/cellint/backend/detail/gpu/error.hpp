@@ -172,7 +172,12 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
     return rt##EventCreateWithFlags(e, rt##EventInterprocess | rt##EventDisableTiming);                              \
   }                                                                                                                  \
   static Error IpcGetEventHandle(IpcEventHandle* h, Event e) { return rt##IpcGetEventHandle(h, e); }                 \
-  static Error IpcOpenEventHandle(Event* e, IpcEventHandle h) { return rt##IpcOpenEventHandle(e, h); }
+  static Error IpcOpenEventHandle(Event* e, IpcEventHandle h) { return rt##IpcOpenEventHandle(e, h); }               \
+  template <class Attributes>                                                                                        \
+  static Error PointerGetAttributes(Attributes* a, const void* p) {                                                  \
+    return rt##PointerGetAttributes(a, p);                                                                           \
+  }                                                                                                                  \
+  static Error DeviceCanAccessPeer(int* can, int dev, int peer) { return rt##DeviceCanAccessPeer(can, dev, peer); }
 
 /// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws as CELLINT_CHECK_CUDA /
 /// CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).

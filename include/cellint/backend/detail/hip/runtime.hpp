@@ -17,6 +17,7 @@ namespace cellint::detail {
 
 struct HipRuntime {
   using DeviceProp = hipDeviceProp_t;
+  using PointerAttributes = hipPointerAttribute_t;  ///< (its `device`: where the memory is)
   CELLINT_DETAIL_GPU_RUNTIME(hip)
   static constexpr Error ErrorOutOfMemory = hipErrorOutOfMemory;
 
