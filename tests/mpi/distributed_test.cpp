@@ -542,6 +542,16 @@ TEST_CASE("bad input is an error on every rank", "[mpi]") {
     g.particles().push(42, nan);
   }
   CHECK_THROWS_WITH(g.migrate(true), Catch::Contains("particle 42") && Catch::Contains("non-finite"));
+  // a non-finite position that reaches exchange() without migrate(), on the last rank only: its grid's build fails
+  // there alone, and every rank throws that error (the ghost plan's collectives come after the agreement on it)
+  {
+    mpi::DistributedGrid<Host, double, 2> e(MPI_COMM_WORLD, box, 1.0);
+    if (e.rank() == size - 1) {
+      const double bad[2] = {std::nan(""), 1.0};
+      e.particles().push(9, bad);
+    }
+    CHECK_THROWS_WITH(e.exchange(), Catch::Contains("not finite"));
+  }
   // a particle that jumped two sub-boxes along a split axis (with 3 or more ranks along it)
   if (size >= 4) {  // 4 or more ranks along y (9 long: sub-boxes at least 1.125 wide)
     mpi::DistributedGrid<Host, double, 2> j(MPI_COMM_WORLD, box, 1.0, {1, size});
