@@ -84,7 +84,6 @@ void usage(const char* prog) {
       "                      or while the interior rows are computed, the border rows as they arrive (on);\n"
       "                      off: the vote, the ghosts, then every row; auto (the default): pack where the\n"
       "                      ghosts go GPU to GPU ordered by events, else on\n"
-      "                      (default on)\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer until an atom has moved (skin + X) / 2\n"
       "                      (default: the skin; 0: every rebuild redistributes)\n"
@@ -405,12 +404,12 @@ class ListLoop {
       // enqueued without waiting for the GPUs (peer copies and events; host memory), else before it.
       Moved moved;
       bool voted = false, exchanged = false;
-      auto vote = [&] {
-        timed(t_[4], [&] { moved = moved_too_far(g_.grid().stream()); });
+      auto vote = [&](typename B::Stream flags) {
+        timed(t_[4], [&] { moved = moved_too_far(flags); });
         tl_.previous_done();
         voted = true;
       };
-      if (!vote_beside_) vote();
+      if (!vote_beside_) vote(g_.grid().stream());
       if (r_.overlap && !moved.any()) {
         // the ghosts' new positions travel while the ranks vote; then, on a step without a rebuild, the owned atoms'
         // packing (or the interior rows) beside them and the ghosts' packing (and the border rows) as they arrive
@@ -419,25 +418,16 @@ class ListLoop {
         timed(t_[2], [&] {
           g_.update_ghosts(
               [&] {
-                bool packed = false;
-                if (!voted && pack_) {
-                  if constexpr (VoteStream::value) {
-                    // the owned atoms' packing ahead of the vote (a rebuild packs again), whose flags are read on a
-                    // stream of their own, so that reading them waits for the kick only
-                    auto& grid = g_.grid();
-                    if (!vote_stream_) vote_stream_ = std::make_unique<typename VoteStream::type>();
-                    vote_stream_->fork(grid.stream());
-                    tl_.mark(2, grid.stream());
-                    list_->update(grid, cellint::ListPart::Interior);
-                    tl_.mark(3, grid.stream());
-                    packed = true;
-                    timed(t_[4], [&] { moved = moved_too_far(vote_stream_->get()); });
-                    tl_.previous_done();
-                    voted = true;
-                  }
+                if (!voted && pack_) {  // the owned atoms' packing ahead of the vote (a rebuild packs again)
+                  const auto flags = flags_stream();
+                  tl_.mark(2, g_.grid().stream());
+                  list_->update(g_.grid(), cellint::ListPart::Interior);
+                  tl_.mark(3, g_.grid().stream());
+                  vote(flags);
+                  return;
                 }
-                if (!voted) vote();
-                if (moved.any() || packed) return;
+                if (!voted) vote(g_.grid().stream());
+                if (moved.any()) return;
                 tl_.mark(2, g_.grid().stream());
                 list_->update(g_.grid(), cellint::ListPart::Interior);
                 if (!pack_) forces(cellint::ListPart::Interior);
@@ -597,6 +587,18 @@ class ListLoop {
     bool relist = false, redistribute = false;
     bool any() const { return relist || redistribute; }
   };
+  // A stream ordered after the kick only, for reading its flags while the grid's stream has more work (GPU backends:
+  // a side stream, made at first use; else the grid's stream).
+  typename B::Stream flags_stream() {
+    auto& grid = g_.grid();
+    if constexpr (VoteStream::value) {
+      if (!vote_stream_) vote_stream_ = std::make_unique<typename VoteStream::type>();
+      vote_stream_->fork(grid.stream());
+      return vote_stream_->get();
+    } else {
+      return grid.stream();
+    }
+  }
   Moved moved_too_far(typename B::Stream s) {  // (waits for stream s; one MPI_Allreduce)
     unsigned mine[2] = {0, 0}, any[2] = {0, 0};
     moved_.download(mine, s);  // (kick_drift()'s flags)
@@ -723,7 +725,7 @@ class ListLoop {
   // where the exchange is short: 0.06 ms a step, against 0.3 ms through host buffers, which only the interior rows
   // (--overlap on) hide)
   bool pack_ = false;
-  // GPU backends: the stream the vote's flags are read on with --overlap pack (made at first use)
+  // GPU backends: the stream the vote's flags are read on with --overlap pack (flags_stream())
   using VoteStream = cellint::mpi::detail::SideStreamOf<B>;  // (B::SideStream, or a stand-in: value false)
   std::unique_ptr<typename VoteStream::type> vote_stream_;
   cellint::examples::StepTimeline<B, 7> tl_;  // --timeline

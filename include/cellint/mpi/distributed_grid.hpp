@@ -1518,14 +1518,8 @@ class DistributedGrid {
       }
       Backend::synchronize(stream);
       token(i, 60, false);  // the data is in the receivers' buffers
-      for (int k = 0; k < 2; ++k) {
-        const std::size_t j = i + static_cast<std::size_t>(k);
-        const HaloMessage& m = plan_[j];
-        if (m.recv == 0) continue;
-        detail::HaloScatter<Real, Dim> sc{{}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + recv_off_[j]};
-        for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
-        cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
-      }
+      for (std::size_t j = i; j < i + 2; ++j)
+        if (plan_[j].recv > 0) unpack_peer(j, stream);
     }
   }
   // (ipc_events_) Each rank packs its messages straight into its receivers' buffers once their free events are
@@ -1535,8 +1529,8 @@ class DistributedGrid {
   template <class Started>
   void update_ghosts_peer_ordered(typename Backend::Stream stream, Started& started) {
     if constexpr (IpcEvents::value) {
-      free_event_->record(
-          stream);  // (after this rank's earlier unpacking from its buffer, on this stream or before it)
+      // (after this rank's earlier unpacking from its buffer, on this stream or before it)
+      free_event_->record(stream);
       for (std::size_t i = 0; i < plan_.size(); i += 2) {
         token(i, 50, true);  // every receiver's free event is recorded
         for (int k = 0; k < 2; ++k) {
@@ -1562,13 +1556,18 @@ class DistributedGrid {
           const HaloMessage& m = plan_[j];
           if (m.recv == 0) continue;
           if (m.from != rank_) peer_events_.at(m.from).sent->wait(stream);
-          detail::HaloScatter<Real, Dim> sc{{}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + recv_off_[j]};
-          for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
-          cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
+          unpack_peer(j, stream);
         }
       }
       started();  // (every message is on its way: nothing above waits for a GPU)
     }
+  }
+  // Unpacks message plan_[j] from this rank's peer receive buffer into its ghosts' positions.
+  void unpack_peer(std::size_t j, typename Backend::Stream stream) {
+    const HaloMessage& m = plan_[j];
+    detail::HaloScatter<Real, Dim> sc{{}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + recv_off_[j]};
+    for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
+    cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
   }
   // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at the
   // offsets send_at (in Reals; send_at[2] in all).
