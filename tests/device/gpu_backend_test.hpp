@@ -90,6 +90,15 @@ struct CountKernel {
   }
 };
 
+struct StoreKernel {  // *p = v, one thread
+  unsigned* p;
+  unsigned v;
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    if (b.thread_rank() == 0) *static_cast<volatile unsigned*>(p) = v;
+  }
+};
+
 /// RAII non-default stream.
 class TestStream {
  public:
@@ -286,6 +295,35 @@ TEST_CASE("gpu backend: a SideStream's work follows fork() and precedes what fol
     side.join(typename Backend::Stream{});
     CHECK(c.download()[0] == 21u * per);  // (the default stream, after join())
     CHECK(seen.download()[0] == 20u * per);
+  }
+}
+
+TEST_CASE("gpu backend: wait_value() holds a stream's work until the word reaches the value",
+          CELLINT_TEST_TAG "[gpu_backend]") {
+  if (!Backend::can_wait_value()) {
+    WARN("this driver has no stream memory operations: wait_value() not tested");
+    return;
+  }
+  // The writer's work is enqueued before the wait: streams may share a hardware queue, where a wait enqueued first
+  // would hold the writer behind it (a wait for another process's GPU, as cellint::mpi's, has no such cycle). Without
+  // the wait the copy would run at once, beside the counting kernels.
+  typename Backend::SideStream waiting;  // (non-blocking: not ordered with the default stream)
+  DeviceArray<unsigned> c(1), seen(1), flag(1);
+  Backend::fill_bytes(flag.data(), 0, sizeof(unsigned));
+  Backend::synchronize();
+  const unsigned per = 512u * 256u;
+  for (unsigned round = 1; round <= 3; ++round) {
+    Backend::fill_bytes(c.data(), 0, sizeof(unsigned));
+    Backend::synchronize();
+    for (int i = 0; i < 20; ++i) Backend::launch(LaunchShape{512, 256, 0}, CountKernel{c.data()});
+    Backend::launch(LaunchShape{1, 32, 0}, StoreKernel{flag.data(), 2 * round - 1});  // (below the value: no start)
+    for (int i = 0; i < 20; ++i) Backend::launch(LaunchShape{512, 256, 0}, CountKernel{c.data()});
+    Backend::launch(LaunchShape{1, 32, 0}, StoreKernel{flag.data(), 2 * round});
+    Backend::wait_value(waiting.get(), flag.data(), 2 * round);
+    Backend::copy(seen.data(), c.data(), sizeof(unsigned), CopyKind::DeviceToDevice, waiting.get());
+    Backend::synchronize(waiting.get());
+    Backend::synchronize();
+    CHECK(seen.download()[0] == 40u * per);
   }
 }
 

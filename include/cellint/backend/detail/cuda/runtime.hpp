@@ -74,6 +74,43 @@ struct CudaRuntime {
   static Error GraphInstantiate(GraphExec* e, Graph g) { return cudaGraphInstantiate(e, g, 0ULL); }
   static Error HostAlloc(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
   static Error HostFree(void* p) { return cudaFreeHost(p); }
+  /// cuStreamWaitValue32(s, p, v, CU_STREAM_WAIT_VALUE_GEQ), found through the runtime's driver entry points (no link
+  /// to the driver library): work enqueued on s after it starts once (int)(*p - v) >= 0. cudaErrorNotSupported where
+  /// the driver has no such call or refuses it.
+  static Error StreamWaitValueGeq(Stream s, const void* p, unsigned v) {
+    const WaitValue32 fn = wait_value32();
+    if (!fn) return cudaErrorNotSupported;
+    return fn(s, reinterpret_cast<unsigned long long>(p), v, 0u) == 0 ? cudaSuccess : cudaErrorNotSupported;
+  }
+  /// Whether StreamWaitValueGeq() has a driver call behind it.
+  static bool CanWaitValue() { return wait_value32() != nullptr; }
+  // (the driver's CUresult is an int; CUdeviceptr an unsigned long long; CU_STREAM_WAIT_VALUE_GEQ 0)
+  using WaitValue32 = int (*)(Stream, unsigned long long, unsigned, unsigned);
+  static WaitValue32 wait_value32() {
+    static const WaitValue32 fn = [] {
+      void* f = nullptr;
+#if CUDART_VERSION >= 12050
+      cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+      const Error e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault, &q);
+#elif CUDART_VERSION >= 12000
+      cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+      const Error e = cudaGetDriverEntryPoint("cuStreamWaitValue32", &f, cudaEnableDefault, &q);
+#else
+      const Error e = cudaErrorNotSupported;
+      const bool q = false;
+#endif
+#if CUDART_VERSION >= 12000
+      if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+#else
+      if (e != cudaSuccess || !q) {
+#endif
+        (void)cudaGetLastError();
+        f = nullptr;
+      }
+      return reinterpret_cast<WaitValue32>(f);
+    }();
+    return fn;
+  }
 
   /// The properties that the two runtimes name or report differently.
   static std::size_t shared_per_block_optin(const DeviceProp& q, int /*dev*/) { return q.sharedMemPerBlockOptin; }

@@ -181,6 +181,24 @@ struct GpuBackend {
     typename RT::Event e_ = nullptr;
   };
 
+  /// Enqueues on `s` a wait, by the stream itself (no host, no thread of the device), until the 32-bit word at `flag`
+  /// reaches `value`: work enqueued on `s` after it starts once (int)(*flag - value) >= 0 (cuStreamWaitValue32,
+  /// hipStreamWaitValue32 with GEQ). `flag`: device memory of this process's device, which another device may write
+  /// (interprocess memory). Where the writer stores the word after its data (a kernel after the one that wrote the
+  /// data, with a system-wide fence), the work after the wait sees the data. Optional for a backend.
+  /// @throws GpuError where the driver refuses it (see can_wait_value())
+  static void wait_value(Stream s, const unsigned* flag, unsigned value) {
+    CELLINT_GPU_CHECK(RT, StreamWaitValueGeq(s, flag, value));
+  }
+  /// Whether wait_value() works here (the driver has the call). Never throws.
+  static bool can_wait_value() noexcept {
+    try {
+      return RT::CanWaitValue();
+    } catch (...) {
+      return false;
+    }
+  }
+
   /// Copies `bytes` on stream `s` (cudaMemcpyAsync / hipMemcpyAsync with the named kind). DeviceToHost then
   /// synchronises `s`, so the host can read `dst` on return; HostToDevice returns once `src` may be reused for pageable
   /// memory (pinned sources must stay unchanged until `s` is synchronised); DeviceToDevice only enqueues; HostToHost is

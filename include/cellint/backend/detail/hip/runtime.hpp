@@ -56,6 +56,20 @@ struct HipRuntime {
   static Error GraphInstantiate(GraphExec* e, Graph g) { return hipGraphInstantiate(e, g, nullptr, nullptr, 0); }
   static Error HostAlloc(void** p, std::size_t bytes) { return hipHostMalloc(p, bytes, 0); }
   static Error HostFree(void* p) { return hipHostFree(p); }
+  /// hipStreamWaitValue32(s, p, v, hipStreamWaitValueGte): work enqueued on s after it starts once *p >= v.
+  static Error StreamWaitValueGeq(Stream s, const void* p, unsigned v) {
+    return hipStreamWaitValue32(s, const_cast<void*>(p), v, hipStreamWaitValueGte, 0xFFFFFFFFu);
+  }
+  /// Whether the current device takes StreamWaitValueGeq().
+  static bool CanWaitValue() {
+    int dev = 0, can = 0;
+    if (hipGetDevice(&dev) != hipSuccess ||
+        hipDeviceGetAttribute(&can, hipDeviceAttributeCanUseStreamWaitValue, dev) != hipSuccess) {
+      (void)hipGetLastError();
+      return false;
+    }
+    return can != 0;
+  }
 
   /// The opt-in limit is a CUDA notion: HIP on AMD reports no such attribute (ROCm 5) and lets every kernel use
   /// sharedMemPerBlock (the whole 64 KiB LDS on gfx90a); 0 when not reported.
