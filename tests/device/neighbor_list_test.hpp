@@ -508,6 +508,23 @@ void check_parts(int cells, double ppc, Distribution dist, bool periodic) {
   Tuning t;
   t.statistics = true;
   CHECK_THROWS_WITH(interact(list, g, count, got, ListPart::Interior, t), Catch::Contains("ListPart::All"));
+  // set_targets(k, false): rebuilds sort no rows into parts; the two parts' packing (the non-targets' from the list
+  // of them that the rebuild's scatter keeps) still brings every position the rows read, as a whole update() does
+  NeighborList<B, Real, Dim> plain(g, skin);
+  plain.set_targets(k, false);
+  plain.build(g);
+  CHECK_FALSE(plain.marks_parts());
+  CHECK(plain.part_rows(ListPart::Border).rows == nullptr);
+  jiggle(g, 0.45 * double(skin), seed + 11);
+  plain.update(g, ListPart::Interior);
+  plain.update(g, ListPart::Border);
+  list.update(g);
+  Buffer<B, unsigned> mine(static_cast<std::size_t>(n)), ref(static_cast<std::size_t>(n));
+  interact(plain, g, count, mine);
+  interact(list, g, count, ref);
+  CHECK(mine.to_host() == ref.to_host());
+  CHECK_THROWS_WITH(interact(plain, g, count, mine, ListPart::Interior), Catch::Contains("set_targets(k, true)"));
+  CHECK_THROWS_WITH(plain.border_rows(g), Catch::Contains("set_targets(k, true)"));
 }
 
 TEST_CASE("neighbour lists: interior and border rows (ListPart)", CELLINT_TEST_TAG "[lists]") {

@@ -210,19 +210,17 @@ class NeighborList {
     }
     expect_current(grid, "update");
     if (part == ListPart::Interior) ++updates_;
-    if (!shape(grid).border) {  // no non-targets: every position is a target's
+    const auto s = shape(grid);
+    if (!s.sources) {  // no non-targets: every position is a target's
       if (part == ListPart::Interior) pack(grid, false, true);
       return;
     }
-    const PartRows border = part_rows(ListPart::Border);
-    if (part == ListPart::Border && border.rows) {  // the non-targets are among the border rows
-      if (border.count > 0)
-        detail::parallel_for<Backend>(border.count,
-                                      detail::ListPack<Real, Dim>{shape(grid), Real(0), false, false, 2, border.rows},
-                                      grid.stream());
+    if (part == ListPart::Border) {  // the non-targets, by their list positions (the rebuild's scatter lists them)
+      detail::parallel_for<Backend>(n_ - s.targets, detail::ListPack<Real, Dim>{s, Real(0), false, false, 2, s.sources},
+                                    grid.stream());
       return;
     }
-    pack(grid, false, part == ListPart::Interior, part == ListPart::Interior ? 1 : 2);
+    pack(grid, false, true, 1);
   }
 
   /// The list positions of one part's rows in list order, as the last build() found them (`rows` in backend memory),
@@ -295,14 +293,21 @@ class NeighborList {
   /// get empty rows, so that interact() gives them the functor's zero accumulator and spends nothing on them. For a
   /// grid that holds particles that are sources only, such as an MPI rank's ghost layer (cellint::mpi). Takes effect at
   /// the next rebuild: call it before build(). k < 0 or k >= size(): every particle (the default).
+  /// With `parts` (the default) each rebuild also sorts the rows into interior and border ones (ListPart), for
+  /// interact(list, grid, f, out, part); without, the rebuild skips that (three kernels, a scan and a wait for the
+  /// device), for a caller that computes every row at once: update(grid, part) works either way, interact() over one
+  /// part throws.
   /// @throws InvalidArgument for a half list (a pair stored in a source's row would be lost)
-  void set_targets(Index k) {
+  void set_targets(Index k, bool parts = true) {
     CELLINT_EXPECTS(!opts_.half || k < 0,
                     "cellint::NeighborList::set_targets: a half list stores each pair in one of "
                     "its two rows, so sources without rows would lose pairs; use a full list (ListOptions::half = "
                     "false)");
     targets_ = k;
+    parts_ = parts;
   }
+  /// Whether rebuilds sort the rows into interior and border ones (set_targets()).
+  bool marks_parts() const { return parts_; }
   /// The target count set by set_targets() (< 0: every particle).
   Index targets() const { return targets_; }
 
@@ -354,10 +359,12 @@ class NeighborList {
 
   /// Which rows are border rows (see ListPart), by the grid's slots: 1 for a border row, 0 for an interior one (all 0
   /// without set_targets()). Waits for the device.
+  /// @throws InvalidArgument after set_targets(k, false) with non-targets (rows not sorted into parts)
   std::vector<std::uint8_t> border_rows(const Grid& grid) const {
     expect_current(grid, "border_rows");
     std::vector<std::uint8_t> by_slot(static_cast<std::size_t>(n_), 0);
     const auto s = shape(grid);
+    expect_parts(s, "border_rows");
     if (!n_ || !s.border) return by_slot;
     std::vector<std::uint32_t> b(static_cast<std::size_t>(n_));
     std::vector<Index> ids(static_cast<std::size_t>(n_));
@@ -397,8 +404,9 @@ class NeighborList {
     s.original = grid.original_index();
     s.targets = targets_ < 0 || targets_ > n_ ? n_ : targets_;
     const bool split = s.targets < n_;
-    s.late = split ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
-    s.border = split ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
+    s.sources = split ? const_cast<Index*>(sources_.data()) : nullptr;
+    s.late = split && parts_ ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
+    s.border = split && parts_ ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
     s.movers = checks_pairs() && n_ ? const_cast<Index*>(movers_.data()) : nullptr;
     s.mover_cap = static_cast<Index>(movers_.size());
     // a move past far2 rebuilds at once: pairs of cells that are not adjacent are a cell apart at least
@@ -416,6 +424,12 @@ class NeighborList {
     s.far2 = static_cast<Real>(far * far);
     s.near2 = static_cast<Real>(near * near);
     return s;
+  }
+  /// Throws where rows are asked for by part (ListPart) but a rebuild does not sort them (set_targets(k, false)).
+  static void expect_parts(const detail::ListShape<Real, Dim>& s, const char* what) {
+    CELLINT_EXPECTS(!s.sources || s.border, "cellint::NeighborList::", what,
+                    ": the list's rows are not sorted into interior and border ones (set_targets(k, false)); call "
+                    "set_targets(k, true) and rebuild, or compute every row (ListPart::All)");
   }
   /// Throws unless the rows belong to the grid's current binning.
   void expect_current(const Grid& grid, const char* who) const {
@@ -471,6 +485,7 @@ class NeighborList {
     packed_.resize_with_room(m + pad);
     Backend::fill_bytes(packed_.data() + m, 0, pad * sizeof(detail::Packed<Real>), stream);
     border_.resize_with_room(m + 1);  // (one past the end: 0, where the scan of compact_parts() ends)
+    sources_.resize_with_room(m);
     movers_.resize_with_room(std::min(m, mover_room(m)));
     for (auto& r : ref_) r.resize_with_room(m);
   }
@@ -631,6 +646,8 @@ class NeighborList {
   Buffer<Backend, std::uint32_t> border_, part_scan_;  // border rows as 1 / 0 (n + 1) and their scan (compact_parts())
   Buffer<Backend, Index> part_rows_;                   // interior rows' list positions, then the border rows'
   Index parts_interior_ = 0;                              // interior rows in part_rows_
+  bool parts_ = true;                                     // rebuilds sort the rows into parts (set_targets())
+  Buffer<Backend, Index> sources_;                        // the non-targets' list positions (ListShape::sources)
   bool parts_known_ = false;                              // part_rows_ matches the rows
 };
 
@@ -732,6 +749,7 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
   if (!n) return rep;
   const auto s = list.shape(grid);
   const GridView<R, D> v = grid.view();
+  if (which != ListPart::All) NeighborList<B, R, D>::expect_parts(s, "interact");
   // without non-targets every row is interior
   if (!s.border && which == ListPart::Border) return rep;
   const int part = s.border ? static_cast<int>(which) : 0;  // (ListShape::in_part()'s numbering)

@@ -90,7 +90,8 @@ struct ListShape {
   Index log_size;          ///< entries in `log`
   const Index* original;   ///< grid slot -> user index (read only when targets < n)
   Index targets;           ///< rows only for the slots of user index < targets (n: every slot)
-  std::uint8_t* late;      ///< per list cell: it holds a non-target (rebuilds with targets < n only; else null)
+  Index* sources;          ///< per non-target, by user index - targets: its list position (targets < n; else null)
+  std::uint8_t* late;      ///< per list cell: it holds a non-target (targets < n and parts marked; else null)
   std::uint32_t* border;   ///< per list position: 1 for a border row (see ListPart), 0 for an interior one; or null
   Index* movers;           ///< the pair check's particles (list positions; RebuildTrigger::Pairs), or null
   Index mover_cap;         ///< room in `movers`: more such particles rebuild at once
@@ -489,6 +490,10 @@ struct ListScatter {
     s.ids[at] = i;
     s.packed[at] = Packed<Real>::template make<Dim>(x, i);
     for (int d = 0; d < Dim; ++d) s.ref[d][at] = x[d];
+    if (s.sources) {
+      const Index u = s.original[i];
+      if (u >= s.targets) s.sources[u - s.targets] = static_cast<Index>(at);
+    }
   }
 };
 
