@@ -163,6 +163,60 @@ struct HaloScatter {
   }
 };
 
+/// Both messages of an axis packed by one kernel straight into their receivers' buffers (as HaloGather; message 1's
+/// threads after message 0's), and then, once every block's stores are out, each receiver's flag (null: none) set to
+/// `value` by the last block to finish: the packing and its signal in one launch (DistributedGrid's peer flags).
+template <class Real, int Dim>
+struct HaloGatherSignal {
+  const Real* pos[Dim];
+  const Index* slot[2];
+  Index n[2];
+  int axis;
+  Real shift[2];
+  Real* out[2];
+  unsigned* flag[2];
+  unsigned value;
+  unsigned* done;  ///< blocks finished: zero between launches (the last block sets it back)
+  template <class Block>
+  CELLINT_HD void operator()(Block& b) const {
+    const Index j = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
+    const int m = j < n[0] ? 0 : 1;
+    const Index k = m == 0 ? j : j - n[0];
+    if (k < n[m]) {
+      const Index i = slot[m][k];
+      for (int d = 0; d < Dim; ++d)
+        out[m][static_cast<std::size_t>(d) * n[m] + k] = pos[d][i] + (d == axis ? shift[m] : Real(0));
+    }
+#if defined(CELLINT_DEVICE_PASS)
+    __threadfence_system();  // (each thread's stores out before its block counts itself done)
+#endif
+    b.sync();
+    if (b.thread_rank() != 0 || b.atomic_add(done, 1u) + 1u != b.grid_size()) return;
+#if defined(CELLINT_DEVICE_PASS)
+    __threadfence_system();
+#endif
+    for (int q = 0; q < 2; ++q)
+      if (flag[q]) *static_cast<volatile unsigned*>(flag[q]) = value;
+    *done = 0;
+  }
+};
+
+/// Both messages of an axis unpacked by one kernel (as HaloScatter; message 1's threads after message 0's).
+template <class Real, int Dim>
+struct HaloScatterPair {
+  Real* pos[Dim];
+  const Index* slot[2];
+  Index n[2];
+  const Real* in[2];
+  template <class A>
+  CELLINT_HD void operator()(A&, Index j) const {
+    const int m = j < n[0] ? 0 : 1;
+    const Index k = m == 0 ? j : j - n[0];
+    const Index i = slot[m][k];
+    for (int d = 0; d < Dim; ++d) pos[d][i] = in[m][static_cast<std::size_t>(d) * n[m] + k];
+  }
+};
+
 /// The owner of a position, on the backend (the same edges as Decomposition's, computed once on the host).
 template <class Real, int Dim>
 struct Owners {
@@ -324,6 +378,29 @@ struct IpcEventsOf<B, std::void_t<typename B::IpcEvent, typename B::OpenedIpcEve
   using Opened = typename B::OpenedIpcEvent;
   using Handle = typename B::IpcEventHandle;
   static constexpr bool value = true;
+};
+
+/// Whether a backend's streams can wait for a word in device memory (Backend::wait_value(): the GPU backends).
+template <class B, class = void>
+struct HasWaitValue : std::false_type {};
+template <class B>
+struct HasWaitValue<
+    B, std::void_t<decltype(B::wait_value(std::declval<typename B::Stream>(), std::declval<const unsigned*>(), 0u))>>
+    : std::true_type {};
+
+/// Stores `value` into flag[j] (null: none) after a system-wide fence: a kernel enqueued after the ones that wrote
+/// messages into their receivers' buffers, so that a receiver whose stream waits for the value (Backend::wait_value())
+/// sees the data (DistributedGrid's peer flags).
+struct SignalKernel {
+  unsigned* flag[2];
+  unsigned value;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index j) const {
+#if defined(CELLINT_DEVICE_PASS)
+    __threadfence_system();
+#endif
+    if (flag[j]) *static_cast<volatile unsigned*>(flag[j]) = value;
+  }
 };
 
 /// The backend's SideStream (GPU backends), or an empty stand-in: update_ghosts(meanwhile) then runs in order.
@@ -625,15 +702,19 @@ class DistributedGrid {
     if (resident_ >= 0) own_.field.assign(static_cast<std::size_t>(n) * static_cast<std::size_t>(own_.fields), 0.0);
     resident_ = -1;
   }
-  /// How update_ghosts() moves positions: "peer copies" (GPU to GPU on one node, interprocess memory; "peer copies and
-  /// events" where interprocess events order them, so that no host waits for its GPU), "MPI on device
-  /// memory" (a CUDA-aware MPI), "host buffers" (staged through page-locked memory), or "host memory" (Host and
-  /// Emulated backends).
+  /// How update_ghosts() moves positions: "peer copies" (GPU to GPU on one node, interprocess memory, ordered by the
+  /// hosts; "peer copies and flags" where each receiver's stream waits for a word its sender's GPU writes after the
+  /// data, so that neither host takes part; "peer copies and events" where interprocess events order them, the hosts
+  /// only saying that the events are recorded), "MPI on device memory" (a CUDA-aware MPI), "host buffers" (staged
+  /// through page-locked memory), or "host memory" (Host and Emulated backends).
   const char* halo_transport() const {
     if (!Backend::device_memory) return "host memory";
-    if (ipc_) return ipc_events_ ? "peer copies and events" : "peer copies";
+    if (ipc_) return ipc_flags_ ? "peer copies and flags" : ipc_events_ ? "peer copies and events" : "peer copies";
     return detail::mpi_accepts_device_pointers() ? "MPI on device memory" : "host buffers";
   }
+  /// Whether update_ghosts() on a GPU backend only enqueues work, no host waiting for its GPU ("peer copies and flags"
+  /// or "and events"): the whole exchange is then on its way when meanwhile() is called.
+  bool ghosts_enqueued() const { return ipc_ && (ipc_flags_ || ipc_events_); }
   /// Number of particles this rank owns (particles().size(), or after redistribute() the count in the grid).
   Index owned() const { return resident_ >= 0 ? resident_ : static_cast<Index>(own_.size()); }
   /// Number of ghosts in the grid.
@@ -1348,12 +1429,17 @@ class DistributedGrid {
       set_up_peer_buffers();
       return;
     }
-    int mine = 0;  // 0: no peer copies; 1: peer copies ordered by the hosts; 2: by interprocess events
+    // 0: no peer copies; 1: peer copies ordered by the hosts; 2: by interprocess events; 3: by flags
+    int mine = 0;
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
-      const char* env = std::getenv("CELLINT_MPI_IPC");
-      const char* events = std::getenv("CELLINT_MPI_IPC_EVENTS");
-      mine = !detail::mpi_accepts_device_pointers() && !(env && std::string(env) == "0");
-      if (mine && IpcEvents::value && !(events && std::string(events) == "0")) mine = 2;
+      auto off = [](const char* name) {
+        const char* v = std::getenv(name);
+        return v && std::string(v) == "0";
+      };
+      mine = !detail::mpi_accepts_device_pointers() && !off("CELLINT_MPI_IPC");
+      if (mine && IpcEvents::value && !off("CELLINT_MPI_IPC_EVENTS")) mine = 2;
+      if constexpr (detail::HasWaitValue<Backend>::value)
+        if (mine && !off("CELLINT_MPI_IPC_FLAGS") && Backend::can_wait_value()) mine = 3;
       for (const HaloMessage& m : plan_) {
         const int peers[2] = {m.to, m.from};
         for (int r : peers)
@@ -1365,8 +1451,67 @@ class DistributedGrid {
     in_mpi([&] { MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_); });
     ipc_ = all != 0;
     ipc_agreed_ = true;
-    if (all == 2) open_peer_events();
+    if (all == 3 && !open_peer_flags()) all = 2;
+    if (all == 2 && IpcEvents::value) open_peer_events();
     set_up_peer_buffers();
+  }
+  // The ranks of the plan's messages other than this one, each once.
+  std::vector<int> neighbour_ranks() const {
+    std::vector<int> ranks;
+    for (const HaloMessage& m : plan_) {
+      const int pair[2] = {m.to, m.from};
+      for (int r : pair)
+        if (r != MPI_PROC_NULL && r != rank_ && std::find(ranks.begin(), ranks.end(), r) == ranks.end())
+          ranks.push_back(r);
+    }
+    return ranks;
+  }
+  // Peer copies ordered by flags (setup_peers()): this rank's flag words, one per message of the plan (the messages do
+  // not change: once), zeroed, and its neighbours' mapped. True where every rank's GPU writes into every neighbour's
+  // memory (agreed; else nothing is kept and the events order the copies).
+  bool open_peer_flags() {
+    if constexpr (detail::HasWaitValue<Backend>::value) {
+      using Handle = typename Backend::IpcHandle;
+      const std::vector<int> ranks = neighbour_ranks();
+      Handle mine{};
+      std::string err = detail::error_of([&] {
+        flags_ = Buffer<Backend, unsigned>(std::max<std::size_t>(plan_.size(), 1));
+        flags_.fill_bytes(0, grid_->stream());
+        done_ = Buffer<Backend, unsigned>(std::max<std::size_t>(plan_.size() / 2, 1));
+        done_.fill_bytes(0, grid_->stream());
+        Backend::synchronize(grid_->stream());
+        mine = Backend::ipc_handle(flags_.data());
+      });
+      std::vector<Handle> theirs(ranks.size());
+      std::vector<MPI_Request> req(2 * ranks.size());
+      for (std::size_t k = 0; k < ranks.size(); ++k) {
+        MPI_Irecv(&theirs[k], static_cast<int>(sizeof(Handle)), MPI_BYTE, ranks[k], 72, comm_, &req[2 * k]);
+        MPI_Isend(&mine, static_cast<int>(sizeof mine), MPI_BYTE, ranks[k], 72, comm_, &req[2 * k + 1]);
+      }
+      in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
+      int reach = 1;
+      if (err.empty())
+        err = detail::error_of([&] {
+          for (std::size_t k = 0; k < ranks.size(); ++k) {
+            void* p = Backend::ipc_open(theirs[k]);
+            peer_flags_[ranks[k]] = static_cast<unsigned*>(p);
+            reach = reach && Backend::ipc_reachable(p);
+          }
+        });
+      detail::agree(comm_, err);
+      int all = 0;
+      in_mpi([&] { MPI_Allreduce(&reach, &all, 1, MPI_INT, MPI_MIN, comm_); });
+      if (!all) {
+        for (auto& f : peer_flags_) Backend::ipc_close(f.second);
+        peer_flags_.clear();
+        flags_ = Buffer<Backend, unsigned>();
+        return false;
+      }
+      ipc_flags_ = true;
+      return true;
+    } else {
+      return false;
+    }
   }
   // Peer copies ordered by interprocess events (setup_peers()): this rank's two events, and its neighbours' opened
   // (the neighbours do not change: once). Every rank of the plan's messages gets its handles at once.
@@ -1377,13 +1522,7 @@ class DistributedGrid {
         free_event_ = std::make_unique<typename IpcEvents::Own>();
         sent_event_ = std::make_unique<typename IpcEvents::Own>();
       });
-      std::vector<int> ranks;
-      for (const HaloMessage& m : plan_) {
-        const int pair[2] = {m.to, m.from};
-        for (int r : pair)
-          if (r != MPI_PROC_NULL && r != rank_ && std::find(ranks.begin(), ranks.end(), r) == ranks.end())
-            ranks.push_back(r);
-      }
+      const std::vector<int> ranks = neighbour_ranks();
       Handle mine[2]{};
       if (err.empty())
         err = detail::error_of([&] {
@@ -1414,13 +1553,17 @@ class DistributedGrid {
   void set_up_peer_buffers() {
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
       if (!ipc_) return;
-      // this rank's receive buffer: every message's positions, one after the other (kept, grown by half when short)
+      // this rank's receive buffer: every message's positions, one after the other (kept, grown by half when short);
+      // with flags twice, the exchanges alternating between the two (see update_ghosts_peer_flagged())
       std::size_t need = 0;
       recv_off_.clear();
       for (const HaloMessage& m : plan_) {
         recv_off_.push_back(need);
         need += static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.recv);
       }
+      recv_off2_.clear();
+      for (std::size_t k = 0; k < plan_.size(); ++k) recv_off2_.push_back(ipc_flags_ ? recv_off_[k] + need : 0);
+      if (ipc_flags_) need *= 2;
       // (and room for a rebuild's ghosts with their ids, each side's in one half: see redistribute())
       std::size_t most = 0;
       for (const HaloMessage& m : plan_) most = std::max<std::size_t>(most, static_cast<std::size_t>(m.recv));
@@ -1435,15 +1578,17 @@ class DistributedGrid {
       }
       struct Where {
         typename Backend::IpcHandle handle;
-        unsigned long long offset, serial, capacity;
+        unsigned long long offset, offset2, serial, capacity;
       };
-      const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, ipc_serial_, sizeof(Real) * ipc_recv_.size()};
+      const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, 0, ipc_serial_, sizeof(Real) * ipc_recv_.size()};
       peer_dst_.assign(plan_.size(), nullptr);
+      peer_dst2_.assign(plan_.size(), nullptr);
       std::vector<Where> here(plan_.size(), here_base), where(plan_.size());
       std::vector<MPI_Request> req(2 * plan_.size());
       for (std::size_t k = 0; k < plan_.size(); ++k) {  // (every message's at once)
         const HaloMessage& m = plan_[k];
         here[k].offset = recv_off_[k];
+        here[k].offset2 = recv_off2_[k];
         MPI_Irecv(&where[k], sizeof(Where), MPI_BYTE, m.to, 40 + static_cast<int>(k), comm_, &req[2 * k]);
         MPI_Isend(&here[k], sizeof(Where), MPI_BYTE, m.from, 40 + static_cast<int>(k), comm_, &req[2 * k + 1]);
       }
@@ -1464,6 +1609,7 @@ class DistributedGrid {
         }
         p.capacity = there.capacity;
         peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
+        peer_dst2_[k] = static_cast<Real*>(p.base) + there.offset2;
       }
     }
   }
@@ -1471,24 +1617,28 @@ class DistributedGrid {
   // on their events still queued: before the buffers are unmapped and the events destroyed, this GPU finishes its
   // work and, unless an exception is unwinding (one rank alone: no message then), every neighbour says it has too.
   void quiesce_peers() noexcept {
-    if (!ipc_events_) return;
+    if (!ipc_events_ && !ipc_flags_) return;
     try {
       Backend::synchronize();
     } catch (...) {
     }
     if (std::uncaught_exceptions() > 0) return;
-    std::vector<MPI_Request> req(2 * peer_events_.size());
+    const std::vector<int> ranks = neighbour_ranks();
+    std::vector<MPI_Request> req(2 * ranks.size());
     char none = 0;
     std::size_t k = 0;
-    for (const auto& peer : peer_events_) {
-      MPI_Irecv(&none, 0, MPI_BYTE, peer.first, 71, comm_, &req[k++]);
-      MPI_Isend(&none, 0, MPI_BYTE, peer.first, 71, comm_, &req[k++]);
+    for (int r : ranks) {
+      MPI_Irecv(&none, 0, MPI_BYTE, r, 71, comm_, &req[k++]);
+      MPI_Isend(&none, 0, MPI_BYTE, r, 71, comm_, &req[k++]);
     }
     MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE);
   }
   void close_peers() noexcept {
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value)
       for (auto& peer : peers_) Backend::ipc_close(peer.second.base);
+    if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value)
+      for (auto& f : peer_flags_) Backend::ipc_close(f.second);
+    peer_flags_.clear();
     peers_.clear();
     peer_events_.clear();
   }
@@ -1497,6 +1647,10 @@ class DistributedGrid {
   // its data is there. With interprocess events, update_ghosts_peer_ordered().
   template <class Started>
   void update_ghosts_peer(typename Backend::Stream stream, Started& started) {
+    if (ipc_flags_) {
+      update_ghosts_peer_flagged(stream, started);
+      return;
+    }
     if constexpr (IpcEvents::value)
       if (ipc_events_) {
         update_ghosts_peer_ordered(stream, started);
@@ -1538,16 +1692,7 @@ class DistributedGrid {
           const HaloMessage& m = plan_[j];
           if (m.to == MPI_PROC_NULL || m.sends == 0) continue;
           if (m.to != rank_) peer_events_.at(m.to).free->wait(stream);
-          // packed straight into the receiver's buffer where this GPU reaches it, else here and copied
-          const bool direct = peers_.at(m.to).direct;
-          const std::size_t count = static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.sends);
-          if (!direct && send_buf_.size() < count) send_buf_.resize_with_room(count);
-          detail::HaloGather<Real, Dim> g{
-              {}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, direct ? peer_dst_[j] : send_buf_.data()};
-          for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-          cellint::detail::parallel_for<Backend>(m.sends, g, stream);
-          if (!direct)
-            Backend::copy(peer_dst_[j], send_buf_.data(), sizeof(Real) * count, CopyKind::DeviceToDevice, stream);
+          pack_to_peer(j, peer_dst_[j], stream);
         }
         sent_event_->record(stream);
         token(i, 60, false);  // every sender's sent event is recorded
@@ -1562,6 +1707,75 @@ class DistributedGrid {
       started();  // (every message is on its way: nothing above waits for a GPU)
     }
   }
+  // (ipc_flags_) Each rank packs its messages straight into its receivers' buffers, then a kernel stores the exchange's
+  // number into each receiver's flag for the message (also for a message of no particles), and each receiver's stream
+  // waits for its flags before unpacking: neither host takes part, nothing waits for a message. The exchanges
+  // alternate between two halves of each receive buffer, and so need no "free" signal: a sender packs exchange k after
+  // unpacking its receiver's exchange k - 1 (its stream's order), which that receiver sent after unpacking exchange
+  // k - 2, the last one in the same half (every neighbour a rank sends to along an axis also sends to it). A rebuild
+  // (redistribute(), exchange()) orders the ranks through the hosts.
+  template <class Started>
+  void update_ghosts_peer_flagged(typename Backend::Stream stream, Started& started) {
+    if constexpr (detail::HasWaitValue<Backend>::value) {
+      const unsigned seq = ++seq_;
+      const bool second = (seq & 1u) == 0;
+      for (std::size_t i = 0; i < plan_.size(); i += 2) {
+        // both messages and their flags in one kernel where this GPU writes into both receivers' memory, else each
+        // message packed (and copied) on its own and the flags stored by a kernel after them
+        detail::HaloGatherSignal<Real, Dim> g{};
+        for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+        g.axis = plan_[i].axis;
+        g.value = seq;
+        g.done = done_.data() + i / 2;
+        bool direct = true;
+        for (int k = 0; k < 2; ++k) {
+          const std::size_t j = i + static_cast<std::size_t>(k);
+          const HaloMessage& m = plan_[j];
+          if (m.to == MPI_PROC_NULL) continue;
+          g.flag[k] = (m.to == rank_ ? flags_.data() : peer_flags_.at(m.to)) + j;
+          g.slot[k] = slots_.data() + m.send_slots;
+          g.n[k] = m.sends;
+          g.shift[k] = m.shift;
+          g.out[k] = second ? peer_dst2_[j] : peer_dst_[j];
+          direct = direct && (m.sends == 0 || peers_.at(m.to).direct);
+        }
+        if (direct) {
+          const Index blocks = std::max<Index>(1, (g.n[0] + g.n[1] + 255) / 256);  // (one at least: the flags)
+          Backend::launch(LaunchShape{static_cast<unsigned>(blocks), 256, 0}, g, stream);
+        } else {
+          for (int k = 0; k < 2; ++k)
+            if (g.n[k] > 0) pack_to_peer(i + static_cast<std::size_t>(k), g.out[k], stream);
+          cellint::detail::parallel_for<Backend>(2, detail::SignalKernel{{g.flag[0], g.flag[1]}, seq}, stream);
+        }
+        detail::HaloScatterPair<Real, Dim> sc{};
+        for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
+        for (int k = 0; k < 2; ++k) {
+          const std::size_t j = i + static_cast<std::size_t>(k);
+          const HaloMessage& m = plan_[j];
+          if (m.from == MPI_PROC_NULL) continue;
+          Backend::wait_value(stream, flags_.data() + j, seq);
+          sc.slot[k] = slots_.data() + m.recv_slots;
+          sc.n[k] = m.recv;
+          sc.in[k] = ipc_recv_.data() + (second ? recv_off2_[j] : recv_off_[j]);
+        }
+        if (sc.n[0] + sc.n[1] > 0) cellint::detail::parallel_for<Backend>(sc.n[0] + sc.n[1], sc, stream);
+      }
+      started();  // (every message is on its way: nothing above waits for a GPU or a message)
+    }
+  }
+  // Packs message plan_[j] (its particles' positions, shifted) into its receiver's buffer at `dst`: straight there
+  // where this GPU reaches it, else here and copied.
+  void pack_to_peer(std::size_t j, Real* dst, typename Backend::Stream stream) {
+    const HaloMessage& m = plan_[j];
+    const bool direct = peers_.at(m.to).direct;
+    const std::size_t count = static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.sends);
+    if (!direct && send_buf_.size() < count) send_buf_.resize_with_room(count);
+    detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots,   m.sends, m.axis,
+                                    m.shift, direct ? dst : send_buf_.data()};
+    for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+    cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+    if (!direct) Backend::copy(dst, send_buf_.data(), sizeof(Real) * count, CopyKind::DeviceToDevice, stream);
+  }
   // Unpacks message plan_[j] from this rank's peer receive buffer into its ghosts' positions.
   void unpack_peer(std::size_t j, typename Backend::Stream stream) {
     const HaloMessage& m = plan_[j];
@@ -1569,8 +1783,8 @@ class DistributedGrid {
     for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
     cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
   }
-  // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at the
-  // offsets send_at (in Reals; send_at[2] in all).
+  // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at
+  // the offsets send_at (in Reals; send_at[2] in all).
   void pack_axis(std::size_t i, const std::size_t (&send_at)[3], typename Backend::Stream stream) {
     if (send_buf_.size() < send_at[2]) send_buf_.resize_with_room(send_at[2]);
     for (int k = 0; k < 2; ++k) {
@@ -1623,7 +1837,8 @@ class DistributedGrid {
   Buffer<Backend, Real> ipc_recv_, ipc_old_;          // where the neighbours write this rank's ghosts' positions
   unsigned long long ipc_serial_ = 0;                 // changes when ipc_recv_ is reallocated
   std::vector<std::size_t> recv_off_;                 // each message's place in ipc_recv_
-  std::vector<Real*> peer_dst_;                       // each message's place in its receiver's buffer (mapped here)
+  std::vector<std::size_t> recv_off2_;                // with flags, each message's place in the second half
+  std::vector<Real*> peer_dst_, peer_dst2_;           // each message's place in its receiver's buffer (mapped here)
   struct Peer {
     void* base = nullptr;
     unsigned long long serial = 0;
@@ -1639,6 +1854,11 @@ class DistributedGrid {
   std::unique_ptr<typename IpcEvents::Own> free_event_;  // this rank's receive buffer is free
   std::unique_ptr<typename IpcEvents::Own> sent_event_;  // this rank's messages are in their receivers' buffers
   std::map<int, PeerEvents> peer_events_;                // the neighbours' (by rank)
+  bool ipc_flags_ = false;                               // peer copies ordered by flags
+  Buffer<Backend, unsigned> flags_;                      // this rank's flags, one per message of the plan
+  Buffer<Backend, unsigned> done_;                       // per axis: blocks of its packing kernel done (flags)
+  std::map<int, unsigned*> peer_flags_;                  // the neighbours' (by rank), mapped
+  unsigned seq_ = 0;                                     // exchanges with flags so far
   Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
