@@ -107,9 +107,12 @@ for stage in "${STAGES[@]}"; do
       "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $a 2>&1 |
         grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
     done
-    say "$np ranks, peer copies ordered by the hosts (CELLINT_MPI_IPC_EVENTS=0): --precision double --cells 12"
-    CELLINT_MPI_IPC_EVENTS=0 "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
-      --cells 12 --check-serial 1e-9 2>&1 | grep -E 'Per step|Serial check|rror' | tee -a "$log"
+    for e in "CELLINT_MPI_IPC_FLAGS=0" "CELLINT_MPI_IPC_FLAGS=0 CELLINT_MPI_IPC_EVENTS=0"; do
+      say "$np ranks, peer copies ordered by events, or by the hosts ($e): --precision double --cells 12"
+      # shellcheck disable=SC2086
+      env $e "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
+        --cells 12 --check-serial 1e-9 2>&1 | grep -E 'cellint_lj_mpi:|Per step|Serial check|rror' | tee -a "$log"
+    done
     ;;
   scaling)
     say "one GPU, no MPI: cellint_lj_cuda, 2,048,000 atoms, float"

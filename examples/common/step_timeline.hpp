@@ -1,5 +1,6 @@
 // A step's GPU timeline for the demos' --timeline: events recorded at named points of a time step, on whichever
-// stream the point's work is on, read one step later (after the step's next wait for the device, so that reading
+// stream the point's work is on (or, for host_mark(), on a stream of its own with no work: the time the host got
+// there, on the GPU's clock), read one step later (after the step's next wait for the device, so that reading
 // them never waits), their times from the step's first point summed over the steps. CUDA builds only (cudaEvent_t on
 // the CUDA backend's streams); elsewhere every call does nothing.
 #pragma once
@@ -32,6 +33,8 @@ class StepTimeline {
       for (auto& set : ev_)
         for (cudaEvent_t& e : set)
           if (e) (void)cudaEventDestroy(e);
+    if constexpr (on_gpu)
+      if (idle_) (void)cudaStreamDestroy(idle_);
 #endif
   }
   /// Whether it records (`enable` called, a CUDA build, the CUDA backend).
@@ -56,6 +59,18 @@ class StepTimeline {
 #else
     (void)k;
     (void)s;
+#endif
+  }
+  /// Records point k when the host gets here (on a stream with no work of its own).
+  void host_mark(std::size_t k) {
+#if defined(__CUDACC__)
+    if constexpr (on_gpu) {
+      if (!enabled_) return;
+      if (!idle_ && cudaStreamCreateWithFlags(&idle_, cudaStreamNonBlocking) != cudaSuccess) idle_ = nullptr;
+      if (idle_) mark(k, idle_);
+    }
+#else
+    (void)k;
 #endif
   }
   /// Drops the current step's record (a step of another kind).
@@ -97,6 +112,7 @@ class StepTimeline {
 
 #if defined(__CUDACC__)
   std::array<std::array<cudaEvent_t, Points>, 2> ev_{};
+  cudaStream_t idle_ = nullptr;  // host_mark()'s
 #endif
   std::array<unsigned, 2> recorded_{};
   std::size_t cur_ = 0;

@@ -83,7 +83,7 @@ void usage(const char* prog) {
       "                      the list packs the owned atoms' positions, then every row in one kernel (pack);\n"
       "                      or while the interior rows are computed, the border rows as they arrive (on);\n"
       "                      off: the vote, the ghosts, then every row; auto (the default): pack where the\n"
-      "                      ghosts go GPU to GPU ordered by events, else on\n"
+      "                      ghosts go GPU to GPU ordered on the GPUs, else on\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer until an atom has moved (skin + X) / 2\n"
       "                      (default: the skin; 0: every rebuild redistributes)\n"
@@ -389,9 +389,9 @@ class ListLoop {
     const double t0 = MPI_Wtime();
     const Phases<B> timed{o.breakdown};
     if (r_.timeline) tl_.enable();
-    const std::string transport = g_.halo_transport();
-    vote_beside_ = r_.overlap && (transport == "peer copies and events" || transport == "host memory");
-    pack_ = r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && transport == "peer copies and events");
+    const bool enqueued = g_.ghosts_enqueued(), host = std::string(g_.halo_transport()) == "host memory";
+    vote_beside_ = r_.overlap && (enqueued || host);
+    pack_ = r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && enqueued);
     out.overlap_mode = !r_.overlap ? "off" : pack_ ? "pack" : "on";
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
@@ -401,7 +401,7 @@ class ListLoop {
       timed(t_[0], [&] { kick_drift(); });
       tl_.mark(1, g_.grid().stream());
       // The vote: any atom on any rank past skin / 2, or past the margin. Beside the ghosts' exchange where that is
-      // enqueued without waiting for the GPUs (peer copies and events; host memory), else before it.
+      // enqueued without waiting for the GPUs (peer copies and flags or events; host memory), else before it.
       Moved moved;
       bool voted = false, exchanged = false;
       auto vote = [&](typename B::Stream flags) {
@@ -419,6 +419,7 @@ class ListLoop {
           g_.update_ghosts(
               [&] {
                 if (!voted && pack_) {  // the owned atoms' packing ahead of the vote (a rebuild packs again)
+                  tl_.host_mark(7);     // (the host: the exchange is enqueued)
                   const auto flags = flags_stream();
                   tl_.mark(2, g_.grid().stream());
                   list_->update(g_.grid(), cellint::ListPart::Interior);
@@ -426,6 +427,7 @@ class ListLoop {
                   vote(flags);
                   return;
                 }
+                tl_.host_mark(7);
                 if (!voted) vote(g_.grid().stream());
                 if (moved.any()) return;
                 tl_.mark(2, g_.grid().stream());
@@ -446,6 +448,7 @@ class ListLoop {
         });
         t_[2] -= t_[4] - voting0;
       } else if (!moved.any()) {
+        tl_.host_mark(7);
         tl_.mark(2, g_.grid().stream());
         timed(t_[2], [&] { g_.update_ghosts(); });  // the ghosts' new positions
         tl_.mark(3, g_.grid().stream());
@@ -524,14 +527,14 @@ class ListLoop {
 
   // --timeline: each rank's mean timeline of the steps without a rebuild, printed by rank 0 (collective)
   void print_timeline() {
-    double mine[8] = {static_cast<double>(tl_.steps())};
-    for (std::size_t k = 1; k < 7; ++k) mine[k] = tl_.mean_ms(k);
-    std::vector<double> all(8 * static_cast<std::size_t>(g_.size()));
-    MPI_Gather(mine, 8, MPI_DOUBLE, all.data(), 8, MPI_DOUBLE, 0, g_.comm());
+    double mine[10] = {static_cast<double>(tl_.steps())};
+    for (std::size_t k = 1; k < 10; ++k) mine[k] = tl_.mean_ms(k);
+    std::vector<double> all(10 * static_cast<std::size_t>(g_.size()));
+    MPI_Gather(mine, 10, MPI_DOUBLE, all.data(), 10, MPI_DOUBLE, 0, g_.comm());
     if (g_.rank() != 0) return;
     std::printf("GPU timeline of a step without a rebuild (ms from the step's start, the mean over such steps):\n");
     for (int q = 0; q < g_.size(); ++q) {
-      const double* t = &all[8 * static_cast<std::size_t>(q)];
+      const double* t = &all[10 * static_cast<std::size_t>(q)];
       std::printf("  rank %d (%.0f steps): kick and drift done %.4f, pairs start %.4f, ", q, t[0], t[1], t[2]);
       if (!r_.overlap)
         std::printf("ghosts in %.4f, positions packed %.4f, rows done %.4f\n", t[3], t[5], t[6]);
@@ -540,6 +543,9 @@ class ListLoop {
       else
         std::printf("interior rows done %.4f, ghosts in %.4f, border rows done %.4f, step done %.4f\n", t[3], t[4],
                     t[5], t[6]);
+      if (r_.overlap)  // (host_mark(): when the host got there; without overlap the vote comes first)
+        std::printf("    the host: exchange enqueued %.4f, the kick's flags read %.4f, the vote done %.4f\n", t[7],
+                    t[8], t[9]);
     }
   }
 
@@ -600,9 +606,12 @@ class ListLoop {
     }
   }
   Moved moved_too_far(typename B::Stream s) {  // (waits for stream s; one MPI_Allreduce)
-    unsigned mine[2] = {0, 0}, any[2] = {0, 0};
-    moved_.download(mine, s);  // (kick_drift()'s flags)
+    unsigned* mine = flags_host_.reserve(2);   // (page-locked: the copy needs no staging by the driver)
+    unsigned any[2] = {0, 0};
+    B::copy(mine, moved_.data(), 2 * sizeof(unsigned), cellint::CopyKind::DeviceToHost, s);  // (kick_drift()'s flags)
+    tl_.host_mark(8);
     MPI_Allreduce(mine, any, 2, MPI_UNSIGNED, MPI_MAX, g_.comm());
+    tl_.host_mark(9);
     Moved m;
     m.redistribute = any[1] != 0 || (margin_ <= 0 && any[0] != 0);
     m.relist = any[0] != 0;
@@ -655,7 +664,7 @@ class ListLoop {
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
       const double t0 = MPI_Wtime();
-      list_->set_targets(own);
+      list_->set_targets(own, !pack_);  // (pack computes every row at once: no interior and border rows to sort)
       list_->build(grid);
       if (r_.o.breakdown) {
         B::synchronize();
@@ -712,14 +721,15 @@ class ListLoop {
   cellint::Buffer<B, Real> ref_[3];        // positions at the list's build
   cellint::Buffer<B, Real> moved_ref_[3];  // positions at the last redistribution
   cellint::Buffer<B, unsigned> moved_;
+  cellint::mpi::detail::HostStaging<B, unsigned> flags_host_;  // moved_ on the host
   cellint::Buffer<B, double> partials_, totals_;
   double t_[5] = {0, 0, 0, 0, 0};
   double list_s_ = 0;  // --breakdown: the list's builds in the loop
   long rebuilds_ = 0, redistributions_ = 0;
   bool kick_pending_ = false;  // the last step's second half kick is still to be applied
   // the rebuild vote inside update_ghosts(meanwhile) (with overlap, where the exchange is enqueued without waiting for
-  // the GPUs: peer copies and events, or host memory); else before the exchange (host-staged messages measured 0.66
-  // -> 1.05 ms a step with it inside, 2 H200s)
+  // the GPUs: peer copies ordered by flags or events, or host memory); else before the exchange (host-staged messages
+  // measured 0.66 -> 1.05 ms a step with it inside, 2 H200s)
   bool vote_beside_ = false;
   // with overlap: the owned atoms' packing beside the exchange, then every row in one kernel (--overlap pack; auto
   // where the exchange is short: 0.06 ms a step, against 0.3 ms through host buffers, which only the interior rows
@@ -728,7 +738,7 @@ class ListLoop {
   // GPU backends: the stream the vote's flags are read on with --overlap pack (flags_stream())
   using VoteStream = cellint::mpi::detail::SideStreamOf<B>;  // (B::SideStream, or a stand-in: value false)
   std::unique_ptr<typename VoteStream::type> vote_stream_;
-  cellint::examples::StepTimeline<B, 7> tl_;  // --timeline
+  cellint::examples::StepTimeline<B, 10> tl_;  // --timeline
 };
 
 /// The loop a run uses: none (cells) or full (list).
