@@ -7,8 +7,8 @@
 #            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
 #   skin     the weak runs again with a skin of 0.5 (and the one-GPU demo beside them)
 #   repeat   the weak runs with and without overlap, alternated, ROUNDS times (default 3): the run-to-run spread
-#   margin   the weak runs with ghost margins 0 (every list rebuild redistributes), 0.3 (the default) and 0.6,
-#            alternated, ROUNDS times (default 2), with --breakdown runs of each after them
+#   margin   the weak runs with ghost margins 0 (every list rebuild redistributes), 0.3 (the default) and 0.6 (or
+#            MARGINS), alternated, ROUNDS times (default 2), with --breakdown runs of 0 and 0.6 (BREAKDOWN_MARGINS)
 #   shape    the weak runs with the box grown as a cube and with the one-GPU box replicated along x (as LAMMPS
 #            runs in.lj's weak scaling), alternated, ROUNDS times (default 2)
 #   ab       two builds of the MPI demo alternated, ROUNDS times (default 3), weak scaling in each of SHAPES (default
@@ -152,8 +152,9 @@ for stage in "${STAGES[@]}"; do
     ;;
   margin)
     common=(BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}")
-    alternate "${ROUNDS:-2}" --ghost-margin 0 0.3 0.6
-    for m in 0 0.6; do
+    # shellcheck disable=SC2086
+    alternate "${ROUNDS:-2}" --ghost-margin ${MARGINS:-0 0.3 0.6}
+    for m in ${BREAKDOWN_MARGINS-0 0.6}; do
       say "weak scaling with --breakdown, --ghost-margin $m"
       env "${common[@]}" ARGS="--precision float --breakdown --ghost-margin $m" WEAK_ATOMS=2048000 STEPS=1000 \
         KINDS=weak TAG="breakdown_m${m/./}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"

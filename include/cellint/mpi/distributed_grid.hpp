@@ -1605,7 +1605,9 @@ class DistributedGrid {
         if (!p.base) {
           p.base = Backend::ipc_open(there.handle);
           p.serial = there.serial;
-          p.direct = Backend::ipc_reachable(p.base);
+          // (CELLINT_MPI_IPC_DIRECT=0: pack here and copy, by the copy engines, even where kernels reach it)
+          const char* direct = std::getenv("CELLINT_MPI_IPC_DIRECT");
+          p.direct = Backend::ipc_reachable(p.base) && !(direct && std::string(direct) == "0");
         }
         p.capacity = there.capacity;
         peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
