@@ -400,10 +400,12 @@ TEST_CASE("neighbour lists: rows for the first k particles only (set_targets)", 
 /// sources only, interior rows hold targets only; interior plus border rows give every row's sums exactly; and after
 /// the particles move, each part's packing brings the positions its rows read (the other part's outputs left alone).
 template <class Real, int Dim>
-void check_parts(int cells, double ppc, Distribution dist, bool periodic) {
+void check_parts(int cells, double ppc, Distribution dist, bool periodic, bool stable = false) {
   const std::uint64_t seed = fresh_seed();
   INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << ", " << to_string(dist)
-           << (periodic ? ", periodic" : ", open") << ", seed " << seed);
+           << (periodic ? ", periodic" : ", open") << (stable ? ", stable" : "") << ", seed " << seed);
+  ListOptions opts;
+  opts.stable = stable;  // (cells sorted by slot after the scatter: the non-targets' list positions move too)
   const Real skin = Real(0.3);
   CellGrid<B, Real, Dim> g(make_box<Real, Dim>(cells, periodic), Real(1));
   auto raw = make_positions(g.geometry(), ppc, dist, seed);
@@ -419,7 +421,7 @@ void check_parts(int cells, double ppc, Distribution dist, bool periodic) {
       }
   g.build(p);
   const Index n = g.size();
-  NeighborList<B, Real, Dim> list(g, skin, ListOptions{}, k);
+  NeighborList<B, Real, Dim> list(g, skin, opts, k);
   std::vector<Index> orig(static_cast<std::size_t>(n));
   B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
   // interior rows read targets only; non-targets' rows are border rows; both kinds of target rows exist
@@ -510,7 +512,7 @@ void check_parts(int cells, double ppc, Distribution dist, bool periodic) {
   CHECK_THROWS_WITH(interact(list, g, count, got, ListPart::Interior, t), Catch::Contains("ListPart::All"));
   // set_targets(k, false): rebuilds sort no rows into parts; the two parts' packing (the non-targets' from the list
   // of them that the rebuild's scatter keeps) still brings every position the rows read, as a whole update() does
-  NeighborList<B, Real, Dim> plain(g, skin);
+  NeighborList<B, Real, Dim> plain(g, skin, opts);
   plain.set_targets(k, false);
   plain.build(g);
   CHECK_FALSE(plain.marks_parts());
@@ -525,6 +527,13 @@ void check_parts(int cells, double ppc, Distribution dist, bool periodic) {
   CHECK(mine.to_host() == ref.to_host());
   CHECK_THROWS_WITH(interact(plain, g, count, mine, ListPart::Interior), Catch::Contains("set_targets(k, true)"));
   CHECK_THROWS_WITH(plain.border_rows(g), Catch::Contains("set_targets(k, true)"));
+  // new targets take effect at the next build(): until then the parts' packing and the rows are the last build's
+  plain.set_targets(k / 2, true);
+  plain.update(g, ListPart::Interior);
+  plain.update(g, ListPart::Border);
+  interact(plain, g, count, mine);
+  CHECK(mine.to_host() == ref.to_host());
+  CHECK_THROWS_WITH(interact(plain, g, count, mine, ListPart::Interior), Catch::Contains("set_targets(k, true)"));
 }
 
 TEST_CASE("neighbour lists: interior and border rows (ListPart)", CELLINT_TEST_TAG "[lists]") {
@@ -532,6 +541,8 @@ TEST_CASE("neighbour lists: interior and border rows (ListPart)", CELLINT_TEST_T
   check_parts<double, 3>(6, 4, Distribution::Clustered, false);
   check_parts<float, 2>(10, 5, Distribution::OnFaces, true);
   check_parts<double, 2>(10, 4, Distribution::Uniform, false);
+  check_parts<float, 3>(6, 4, Distribution::Clustered, true, true);
+  check_parts<double, 2>(10, 4, Distribution::Clustered, false, true);
 }
 
 TEST_CASE("neighbour lists: the rebuild trigger", CELLINT_TEST_TAG "[lists][sanitize]") {

@@ -153,6 +153,8 @@ class NeighborList {
                     "cellint::NeighborList::build: the grid's box or cutoff differ from the ones the list was made "
                     "for; make a new list for this grid");
     if (grid.size() != n_) resize(grid.size(), grid.stream());
+    built_targets_ = targets_;
+    built_parts_ = parts_;
     grid_serial_ = grid.serial();
     grid_binning_ = grid.binning_count();
     if (capacity_ == 0) capacity_ = initial_capacity(grid.size());
@@ -292,7 +294,8 @@ class NeighborList {
   /// Rows only for the grid's first `k` particles in the user's order (the order of grid.build()'s arrays); the others
   /// get empty rows, so that interact() gives them the functor's zero accumulator and spends nothing on them. For a
   /// grid that holds particles that are sources only, such as an MPI rank's ghost layer (cellint::mpi). Takes effect at
-  /// the next rebuild: call it before build(). k < 0 or k >= size(): every particle (the default).
+  /// the next build() (rebuilds on the backend between builds keep the last build's targets): call it before build().
+  /// k < 0 or k >= size(): every particle (the default).
   /// With `parts` (the default) each rebuild also sorts the rows into interior and border ones (ListPart), for
   /// interact(list, grid, f, out, part); without, the rebuild skips that (three kernels, a scan and a wait for the
   /// device), for a caller that computes every row at once: update(grid, part) works either way, interact() over one
@@ -306,7 +309,7 @@ class NeighborList {
     targets_ = k;
     parts_ = parts;
   }
-  /// Whether rebuilds sort the rows into interior and border ones (set_targets()).
+  /// Whether rebuilds from the next build() on sort the rows into interior and border ones (set_targets()).
   bool marks_parts() const { return parts_; }
   /// The target count set by set_targets() (< 0: every particle).
   Index targets() const { return targets_; }
@@ -402,11 +405,12 @@ class NeighborList {
     s.log = const_cast<Index*>(log_.data());
     s.log_size = log_size;
     s.original = grid.original_index();
-    s.targets = targets_ < 0 || targets_ > n_ ? n_ : targets_;
+    // (the targets and parts of the last build(): what sources_, late_ and border_ were written for)
+    s.targets = built_targets_ < 0 || built_targets_ > n_ ? n_ : built_targets_;
     const bool split = s.targets < n_;
     s.sources = split ? const_cast<Index*>(sources_.data()) : nullptr;
-    s.late = split && parts_ ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
-    s.border = split && parts_ ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
+    s.late = split && built_parts_ ? const_cast<std::uint8_t*>(late_.data()) : nullptr;
+    s.border = split && built_parts_ ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
     s.movers = checks_pairs() && n_ ? const_cast<Index*>(movers_.data()) : nullptr;
     s.mover_cap = static_cast<Index>(movers_.size());
     // a move past far2 rebuilds at once: pairs of cells that are not adjacent are a cell apart at least
@@ -631,7 +635,9 @@ class NeighborList {
   bool columns_ = true;
   Index n_ = 0;
   Index capacity_ = 0;
-  Index targets_ = -1;  // set_targets()
+  Index targets_ = -1;        // set_targets()
+  Index built_targets_ = -1;  // targets_ at the last build() (the rows' and shape()'s)
+  bool built_parts_ = true;   // parts_ at the last build()
   bool grew_ = false;
   long updates_ = 0;
   long logged_ = 0;

@@ -116,6 +116,12 @@ struct ListShape {
     return static_cast<Index>(j);
   }
 
+  /// Records list position `at` of slot i in `sources` where i is a non-target (a rebuild's placing of particles).
+  CELLINT_HD void note_source(Index i, Index at) const {
+    if (!sources) return;
+    const Index u = original[i];
+    if (u >= targets) sources[u - targets] = at;
+  }
   /// Where entry k of row i lives.
   CELLINT_HD std::size_t at(Index i, Index k) const {
     return stride ? static_cast<std::size_t>(k) * static_cast<std::size_t>(stride) + static_cast<std::size_t>(i)
@@ -490,10 +496,7 @@ struct ListScatter {
     s.ids[at] = i;
     s.packed[at] = Packed<Real>::template make<Dim>(x, i);
     for (int d = 0; d < Dim; ++d) s.ref[d][at] = x[d];
-    if (s.sources) {
-      const Index u = s.original[i];
-      if (u >= s.targets) s.sources[u - s.targets] = static_cast<Index>(at);
-    }
+    s.note_source(i, static_cast<Index>(at));
   }
 };
 
@@ -522,6 +525,7 @@ struct ListSortCells {
       s.cell_of_position(s.position(i), cell, &x);
       s.packed[u] = Packed<Real>::template make<Dim>(x, i);
       for (int d = 0; d < Dim; ++d) s.ref[d][u] = x[d];
+      s.note_source(i, u);
     }
   }
 };
