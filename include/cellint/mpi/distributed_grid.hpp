@@ -634,7 +634,10 @@ class DistributedGrid {
   /// meanwhile() must not move owned particles (their positions are being sent) nor read ghosts' positions. It may
   /// wait for the grid's stream and call collectives on comm() (every rank calls update_ghosts() and so meanwhile() at
   /// the same point): a simulation's vote on rebuilding its lists, for example, whose latency the exchange then hides
-  /// (with GPU peer copies ordered by events the positions are already on their way when meanwhile() is called).
+  /// (with GPU peer copies ordered by flags or events the positions are already on their way when meanwhile() is
+  /// called: ghosts_enqueued()). Successive exchanges must be ordered on the device, as the grid's stream orders them:
+  /// keep the grid on one stream between them (a grid().set_stream() to a stream not ordered after the last exchange
+  /// would let the next one overwrite ghosts that a neighbour is still reading).
   ///
   ///     list.update(g.grid(), ListPart::Interior);
   ///     g.update_ghosts([&] { interact(list, g.grid(), f, out, ListPart::Interior); });
@@ -1429,30 +1432,34 @@ class DistributedGrid {
       set_up_peer_buffers();
       return;
     }
-    // 0: no peer copies; 1: peer copies ordered by the hosts; 2: by interprocess events; 3: by flags
+    // what this rank allows (every rank must): peer copies (1), ordered by interprocess events (2), by flags (4)
     int mine = 0;
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
-      auto off = [](const char* name) {
+      auto env = [](const char* name) {
         const char* v = std::getenv(name);
-        return v && std::string(v) == "0";
+        return v ? std::string(v) : std::string();
       };
-      mine = !detail::mpi_accepts_device_pointers() && !off("CELLINT_MPI_IPC");
-      if (mine && IpcEvents::value && !off("CELLINT_MPI_IPC_EVENTS")) mine = 2;
+      mine = !detail::mpi_accepts_device_pointers() && env("CELLINT_MPI_IPC") != "0";
+      if (IpcEvents::value && env("CELLINT_MPI_IPC_EVENTS") != "0") mine |= 2;
+      // flags where the driver has stream waits; on HIP only when asked for (CELLINT_MPI_IPC_FLAGS=1: not yet run on
+      // an AMD GPU, whose waits the documentation wants on signal memory)
+      const std::string flags = env("CELLINT_MPI_IPC_FLAGS");
       if constexpr (detail::HasWaitValue<Backend>::value)
-        if (mine && !off("CELLINT_MPI_IPC_FLAGS") && Backend::can_wait_value()) mine = 3;
+        if (flags != "0" && (flags == "1" || std::string(Backend::name()) != "hip") && Backend::can_wait_value())
+          mine |= 4;
       for (const HaloMessage& m : plan_) {
         const int peers[2] = {m.to, m.from};
         for (int r : peers)
           if (r != MPI_PROC_NULL && node_of_[static_cast<std::size_t>(r)] != node_of_[static_cast<std::size_t>(rank_)])
             mine = 0;
       }
+      if (!(mine & 1)) mine = 0;
     }
     int all = 0;
-    in_mpi([&] { MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_); });
-    ipc_ = all != 0;
+    in_mpi([&] { MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_BAND, comm_); });
+    ipc_ = (all & 1) != 0;
     ipc_agreed_ = true;
-    if (all == 3 && !open_peer_flags()) all = 2;
-    if (all == 2 && IpcEvents::value) open_peer_events();
+    if (!((all & 4) && open_peer_flags()) && (all & 2)) open_peer_events();
     set_up_peer_buffers();
   }
   // The ranks of the plan's messages other than this one, each once.
@@ -1468,19 +1475,26 @@ class DistributedGrid {
   }
   // Peer copies ordered by flags (setup_peers()): this rank's flag words, one per message of the plan (the messages do
   // not change: once), zeroed, and its neighbours' mapped. True where every rank's GPU writes into every neighbour's
-  // memory (agreed; else nothing is kept and the events order the copies).
+  // memory and no two neighbours share a GPU (agreed; else nothing is kept and the events order the copies): on a
+  // shared GPU under MPS their streams may share a hardware queue, where one's wait would hold the other's packing
+  // (CELLINT_MPI_IPC_FLAGS=1 allows it, for GPUs shared without MPS).
   bool open_peer_flags() {
     if constexpr (detail::HasWaitValue<Backend>::value) {
-      using Handle = typename Backend::IpcHandle;
+      struct Handle {  // the flags' memory and the GPU's PCI address
+        typename Backend::IpcHandle memory;
+        char bus[64];
+      };
       const std::vector<int> ranks = neighbour_ranks();
       Handle mine{};
+      const std::string bus = Backend::bus_id();
+      std::strncpy(mine.bus, bus.c_str(), sizeof mine.bus - 1);
       std::string err = detail::error_of([&] {
         flags_ = Buffer<Backend, unsigned>(std::max<std::size_t>(plan_.size(), 1));
         flags_.fill_bytes(0, grid_->stream());
         done_ = Buffer<Backend, unsigned>(std::max<std::size_t>(plan_.size() / 2, 1));
         done_.fill_bytes(0, grid_->stream());
         Backend::synchronize(grid_->stream());
-        mine = Backend::ipc_handle(flags_.data());
+        mine.memory = Backend::ipc_handle(flags_.data());
       });
       std::vector<Handle> theirs(ranks.size());
       std::vector<MPI_Request> req(2 * ranks.size());
@@ -1490,12 +1504,15 @@ class DistributedGrid {
       }
       in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
       int reach = 1;
+      const char* force = std::getenv("CELLINT_MPI_IPC_FLAGS");
+      const bool shared_ok = force && std::string(force) == "1";
       if (err.empty())
         err = detail::error_of([&] {
           for (std::size_t k = 0; k < ranks.size(); ++k) {
-            void* p = Backend::ipc_open(theirs[k]);
+            void* p = Backend::ipc_open(theirs[k].memory);
             peer_flags_[ranks[k]] = static_cast<unsigned*>(p);
-            reach = reach && Backend::ipc_reachable(p);
+            const bool shared = bus.empty() || std::strncmp(theirs[k].bus, mine.bus, sizeof mine.bus) == 0;
+            reach = reach && Backend::ipc_reachable(p) && (shared_ok || !shared);
           }
         });
       detail::agree(comm_, err);
@@ -1505,6 +1522,7 @@ class DistributedGrid {
         for (auto& f : peer_flags_) Backend::ipc_close(f.second);
         peer_flags_.clear();
         flags_ = Buffer<Backend, unsigned>();
+        done_ = Buffer<Backend, unsigned>();
         return false;
       }
       ipc_flags_ = true;
@@ -1620,6 +1638,8 @@ class DistributedGrid {
   // work and, unless an exception is unwinding (one rank alone: no message then), every neighbour says it has too.
   void quiesce_peers() noexcept {
     if (!ipc_events_ && !ipc_flags_) return;
+    // (while an exception unwinds, a wait for a neighbour's flag may never be met: the neighbour may have stopped too)
+    if (std::uncaught_exceptions() > 0 && ipc_flags_) return;
     try {
       Backend::synchronize();
     } catch (...) {

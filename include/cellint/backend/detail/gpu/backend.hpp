@@ -134,6 +134,19 @@ struct GpuBackend {
     return can != 0;
   }
 
+  /// The current device's PCI address ("0000:1b:00.0"), the same in every process on the node: two processes whose
+  /// addresses are equal share a GPU. Empty where the runtime cannot tell. Never throws.
+  static std::string bus_id() noexcept {
+    char id[64] = {};
+    int dev = 0;
+    if (RT::GetDevice(&dev) != RT::Success ||
+        RT::DeviceGetPCIBusId(id, static_cast<int>(sizeof id), dev) != RT::Success) {
+      (void)RT::GetLastError();
+      return {};
+    }
+    return id;
+  }
+
   /// Interprocess events (cudaIpcGetEventHandle / hipIpcGetEventHandle): an IpcEvent of this process, recorded on its
   /// streams, that a process on the same node opens as an OpenedIpcEvent and makes its own streams wait for, so that
   /// work on two processes' GPUs is ordered without either host waiting for its device. Optional for a backend.
@@ -182,10 +195,12 @@ struct GpuBackend {
   };
 
   /// Enqueues on `s` a wait, by the stream itself (no host, no thread of the device), until the 32-bit word at `flag`
-  /// reaches `value`: work enqueued on `s` after it starts once (int)(*flag - value) >= 0 (cuStreamWaitValue32,
-  /// hipStreamWaitValue32 with GEQ). `flag`: device memory of this process's device, which another device may write
-  /// (interprocess memory). Where the writer stores the word after its data (a kernel after the one that wrote the
-  /// data, with a system-wide fence), the work after the wait sees the data. Optional for a backend.
+  /// reaches `value`: work enqueued on `s` after it starts once (int)(*flag - value) >= 0 on CUDA (cuStreamWaitValue32
+  /// with GEQ: a comparison that wraps around) and *flag >= value on HIP (hipStreamWaitValue32 with Gte, unsigned; its
+  /// documentation asks for memory from hipExtMallocWithFlags(hipMallocSignalMemory)). `flag`: device memory of this
+  /// process's device, which another device may write (interprocess memory). Where the writer stores the word after its
+  /// data (a kernel after the one that wrote the data, with a system-wide fence), the work after the wait sees the
+  /// data. Optional for a backend.
   /// @throws GpuError where the driver refuses it (see can_wait_value())
   static void wait_value(Stream s, const unsigned* flag, unsigned value) {
     CELLINT_GPU_CHECK(RT, StreamWaitValueGeq(s, flag, value));

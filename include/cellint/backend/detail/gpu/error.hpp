@@ -177,7 +177,8 @@ void gpu_check(typename RT::Error e, const char* prefix, const char* call, const
   static Error PointerGetAttributes(Attributes* a, const void* p) {                                                  \
     return rt##PointerGetAttributes(a, p);                                                                           \
   }                                                                                                                  \
-  static Error DeviceCanAccessPeer(int* can, int dev, int peer) { return rt##DeviceCanAccessPeer(can, dev, peer); }
+  static Error DeviceCanAccessPeer(int* can, int dev, int peer) { return rt##DeviceCanAccessPeer(can, dev, peer); }  \
+  static Error DeviceGetPCIBusId(char* id, int len, int dev) { return rt##DeviceGetPCIBusId(id, len, dev); }
 
 /// Runs `RT::call` (a runtime call named without its prefix, e.g. `GetDevice(&dev)`) and throws as CELLINT_CHECK_CUDA /
 /// CELLINT_CHECK_HIP do, naming it with the prefix (`cudaGetDevice(&dev)`).
