@@ -107,6 +107,17 @@ for stage in "${STAGES[@]}"; do
       "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $a 2>&1 |
         grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
     done
+    # ghosts through two and three axes, several ranks per GPU where GPUs are fewer: by events there (a shared GPU),
+    # by flags with CELLINT_MPI_IPC_FLAGS=1 (no MPS here)
+    for d in "4 2,2,1 -" "4 2,2,1 1" "8 2,2,2 1"; do
+      set -- $d
+      e=()
+      [ "$3" = 1 ] && e=(CELLINT_MPI_IPC_FLAGS=1)
+      say "$1 ranks on $gpus GPUs, --ranks $2 ${e[*]}: --precision double --cells 12 --check-serial 1e-9"
+      env ${e[@]+"${e[@]}"} "${M[@]}" -n "$1" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
+        --cells 12 --ranks "$2" --check-serial 1e-9 2>&1 | grep -E 'cellint_lj_mpi:|Per step|Serial check|rror' |
+        tee -a "$log"
+    done
     for e in "CELLINT_MPI_IPC_FLAGS=0" "CELLINT_MPI_IPC_FLAGS=0 CELLINT_MPI_IPC_EVENTS=0"; do
       say "$np ranks, peer copies ordered by events, or by the hosts ($e): --precision double --cells 12"
       # shellcheck disable=SC2086
