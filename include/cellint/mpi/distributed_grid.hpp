@@ -163,30 +163,22 @@ struct HaloScatter {
   }
 };
 
-/// Both messages of an axis packed by one kernel straight into their receivers' buffers (as HaloGather; message 1's
-/// threads after message 0's), and then, once every block's stores are out, each receiver's flag (null: none) set to
-/// `value` by the last block to finish: the packing and its signal in one launch (DistributedGrid's peer flags).
+/// Both messages of an axis packed by one kernel straight into their receivers' buffers (part[0]'s threads, then
+/// part[1]'s), and then, once every block's stores are out, each receiver's flag (null: none) set to `value` by the
+/// last block to finish: the packing and its signal in one launch (DistributedGrid's peer flags).
 template <class Real, int Dim>
 struct HaloGatherSignal {
-  const Real* pos[Dim];
-  const Index* slot[2];
-  Index n[2];
-  int axis;
-  Real shift[2];
-  Real* out[2];
+  HaloGather<Real, Dim> part[2];
   unsigned* flag[2];
   unsigned value;
   unsigned* done;  ///< blocks finished: zero between launches (the last block sets it back)
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const Index j = static_cast<Index>(b.block_rank() * b.block_size() + b.thread_rank());
-    const int m = j < n[0] ? 0 : 1;
-    const Index k = m == 0 ? j : j - n[0];
-    if (k < n[m]) {
-      const Index i = slot[m][k];
-      for (int d = 0; d < Dim; ++d)
-        out[m][static_cast<std::size_t>(d) * n[m] + k] = pos[d][i] + (d == axis ? shift[m] : Real(0));
-    }
+    if (j < part[0].n)
+      part[0](b, j);
+    else if (j - part[0].n < part[1].n)
+      part[1](b, j - part[0].n);
 #if defined(CELLINT_DEVICE_PASS)
     __threadfence_system();  // (each thread's stores out before its block counts itself done)
 #endif
@@ -201,19 +193,16 @@ struct HaloGatherSignal {
   }
 };
 
-/// Both messages of an axis unpacked by one kernel (as HaloScatter; message 1's threads after message 0's).
+/// Both messages of an axis unpacked by one kernel (part[0]'s threads, then part[1]'s).
 template <class Real, int Dim>
 struct HaloScatterPair {
-  Real* pos[Dim];
-  const Index* slot[2];
-  Index n[2];
-  const Real* in[2];
+  HaloScatter<Real, Dim> part[2];
   template <class A>
-  CELLINT_HD void operator()(A&, Index j) const {
-    const int m = j < n[0] ? 0 : 1;
-    const Index k = m == 0 ? j : j - n[0];
-    const Index i = slot[m][k];
-    for (int d = 0; d < Dim; ++d) pos[d][i] = in[m][static_cast<std::size_t>(d) * n[m] + k];
+  CELLINT_HD void operator()(A& a, Index j) const {
+    if (j < part[0].n)
+      part[0](a, j);
+    else
+      part[1](a, j - part[0].n);
   }
 };
 
@@ -414,6 +403,12 @@ struct SideStreamOf<B, std::void_t<typename B::SideStream>> {
   using type = typename B::SideStream;
   static constexpr bool value = true;
 };
+
+/// Whether environment variable `name` is set to `value`.
+inline bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, value) == 0;
+}
 
 /// Whether the MPI library accepts device pointers (Open MPI's MPIX_Query_cuda_support(), where the library was built
 /// with CUDA; false for any other MPI, which is then staged through host memory).
@@ -1435,17 +1430,14 @@ class DistributedGrid {
     // what this rank allows (every rank must): peer copies (1), ordered by interprocess events (2), by flags (4)
     int mine = 0;
     if constexpr (Backend::device_memory && detail::HasIpc<Backend>::value) {
-      auto env = [](const char* name) {
-        const char* v = std::getenv(name);
-        return v ? std::string(v) : std::string();
-      };
-      mine = !detail::mpi_accepts_device_pointers() && env("CELLINT_MPI_IPC") != "0";
-      if (IpcEvents::value && env("CELLINT_MPI_IPC_EVENTS") != "0") mine |= 2;
+      mine = !detail::mpi_accepts_device_pointers() && !detail::env_is("CELLINT_MPI_IPC", "0");
+      if (IpcEvents::value && !detail::env_is("CELLINT_MPI_IPC_EVENTS", "0")) mine |= 2;
       // flags where the driver has stream waits; on HIP only when asked for (CELLINT_MPI_IPC_FLAGS=1: not yet run on
       // an AMD GPU, whose waits the documentation wants on signal memory)
-      const std::string flags = env("CELLINT_MPI_IPC_FLAGS");
       if constexpr (detail::HasWaitValue<Backend>::value)
-        if (flags != "0" && (flags == "1" || std::string(Backend::name()) != "hip") && Backend::can_wait_value())
+        if (!detail::env_is("CELLINT_MPI_IPC_FLAGS", "0") &&
+            (detail::env_is("CELLINT_MPI_IPC_FLAGS", "1") || std::strcmp(Backend::name(), "hip") != 0) &&
+            Backend::can_wait_value())
           mine |= 4;
       for (const HaloMessage& m : plan_) {
         const int peers[2] = {m.to, m.from};
@@ -1504,8 +1496,7 @@ class DistributedGrid {
       }
       in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
       int reach = 1;
-      const char* force = std::getenv("CELLINT_MPI_IPC_FLAGS");
-      const bool shared_ok = force && std::string(force) == "1";
+      const bool shared_ok = detail::env_is("CELLINT_MPI_IPC_FLAGS", "1");
       if (err.empty())
         err = detail::error_of([&] {
           for (std::size_t k = 0; k < ranks.size(); ++k) {
@@ -1624,8 +1615,7 @@ class DistributedGrid {
           p.base = Backend::ipc_open(there.handle);
           p.serial = there.serial;
           // (CELLINT_MPI_IPC_DIRECT=0: pack here and copy, by the copy engines, even where kernels reach it)
-          const char* direct = std::getenv("CELLINT_MPI_IPC_DIRECT");
-          p.direct = Backend::ipc_reachable(p.base) && !(direct && std::string(direct) == "0");
+          p.direct = Backend::ipc_reachable(p.base) && !detail::env_is("CELLINT_MPI_IPC_DIRECT", "0");
         }
         p.capacity = there.capacity;
         peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
@@ -1745,8 +1735,6 @@ class DistributedGrid {
         // both messages and their flags in one kernel where this GPU writes into both receivers' memory, else each
         // message packed (and copied) on its own and the flags stored by a kernel after them
         detail::HaloGatherSignal<Real, Dim> g{};
-        for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-        g.axis = plan_[i].axis;
         g.value = seq;
         g.done = done_.data() + i / 2;
         bool direct = true;
@@ -1755,32 +1743,27 @@ class DistributedGrid {
           const HaloMessage& m = plan_[j];
           if (m.to == MPI_PROC_NULL) continue;
           g.flag[k] = (m.to == rank_ ? flags_.data() : peer_flags_.at(m.to)) + j;
-          g.slot[k] = slots_.data() + m.send_slots;
-          g.n[k] = m.sends;
-          g.shift[k] = m.shift;
-          g.out[k] = second ? peer_dst2_[j] : peer_dst_[j];
+          g.part[k] = gather_of(j, second ? peer_dst2_[j] : peer_dst_[j]);
           direct = direct && (m.sends == 0 || peers_.at(m.to).direct);
         }
         if (direct) {
-          const Index blocks = std::max<Index>(1, (g.n[0] + g.n[1] + 255) / 256);  // (one at least: the flags)
+          const Index all = g.part[0].n + g.part[1].n;
+          const Index blocks = std::max<Index>(1, (all + 255) / 256);  // (one at least: the flags)
           Backend::launch(LaunchShape{static_cast<unsigned>(blocks), 256, 0}, g, stream);
         } else {
           for (int k = 0; k < 2; ++k)
-            if (g.n[k] > 0) pack_to_peer(i + static_cast<std::size_t>(k), g.out[k], stream);
+            if (g.part[k].n > 0) pack_to_peer(i + static_cast<std::size_t>(k), g.part[k].out, stream);
           cellint::detail::parallel_for<Backend>(2, detail::SignalKernel{{g.flag[0], g.flag[1]}, seq}, stream);
         }
         detail::HaloScatterPair<Real, Dim> sc{};
-        for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
         for (int k = 0; k < 2; ++k) {
           const std::size_t j = i + static_cast<std::size_t>(k);
-          const HaloMessage& m = plan_[j];
-          if (m.from == MPI_PROC_NULL) continue;
+          if (plan_[j].from == MPI_PROC_NULL) continue;
           Backend::wait_value(stream, flags_.data() + j, seq);
-          sc.slot[k] = slots_.data() + m.recv_slots;
-          sc.n[k] = m.recv;
-          sc.in[k] = ipc_recv_.data() + (second ? recv_off2_[j] : recv_off_[j]);
+          sc.part[k] = scatter_of(j, second);
         }
-        if (sc.n[0] + sc.n[1] > 0) cellint::detail::parallel_for<Backend>(sc.n[0] + sc.n[1], sc, stream);
+        const Index all = sc.part[0].n + sc.part[1].n;
+        if (all > 0) cellint::detail::parallel_for<Backend>(all, sc, stream);
       }
       started();  // (every message is on its way: nothing above waits for a GPU or a message)
     }
@@ -1792,30 +1775,36 @@ class DistributedGrid {
     const bool direct = peers_.at(m.to).direct;
     const std::size_t count = static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.sends);
     if (!direct && send_buf_.size() < count) send_buf_.resize_with_room(count);
-    detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots,   m.sends, m.axis,
-                                    m.shift, direct ? dst : send_buf_.data()};
-    for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-    cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+    cellint::detail::parallel_for<Backend>(m.sends, gather_of(j, direct ? dst : send_buf_.data()), stream);
     if (!direct) Backend::copy(dst, send_buf_.data(), sizeof(Real) * count, CopyKind::DeviceToDevice, stream);
   }
   // Unpacks message plan_[j] from this rank's peer receive buffer into its ghosts' positions.
   void unpack_peer(std::size_t j, typename Backend::Stream stream) {
+    cellint::detail::parallel_for<Backend>(plan_[j].recv, scatter_of(j, false), stream);
+  }
+  // The packing of message plan_[j] into `out` (its particles' current positions, shifted).
+  detail::HaloGather<Real, Dim> gather_of(std::size_t j, Real* out) const {
     const HaloMessage& m = plan_[j];
-    detail::HaloScatter<Real, Dim> sc{{}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + recv_off_[j]};
+    detail::HaloGather<Real, Dim> g{{}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, out};
+    for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
+    return g;
+  }
+  // The unpacking of message plan_[j] from this rank's peer receive buffer (with flags, `second`: its second half).
+  detail::HaloScatter<Real, Dim> scatter_of(std::size_t j, bool second) {
+    const HaloMessage& m = plan_[j];
+    detail::HaloScatter<Real, Dim> sc{
+        {}, slots_.data() + m.recv_slots, m.recv, ipc_recv_.data() + (second ? recv_off2_[j] : recv_off_[j])};
     for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
-    cellint::detail::parallel_for<Backend>(m.recv, sc, stream);
+    return sc;
   }
   // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at
   // the offsets send_at (in Reals; send_at[2] in all).
   void pack_axis(std::size_t i, const std::size_t (&send_at)[3], typename Backend::Stream stream) {
     if (send_buf_.size() < send_at[2]) send_buf_.resize_with_room(send_at[2]);
     for (int k = 0; k < 2; ++k) {
-      const HaloMessage& m = plan_[i + static_cast<std::size_t>(k)];
-      if (m.sends == 0) continue;
-      detail::HaloGather<Real, Dim> g{{},      slots_.data() + m.send_slots, m.sends, m.axis,
-                                      m.shift, send_buf_.data() + send_at[k]};
-      for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
-      cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+      const std::size_t j = i + static_cast<std::size_t>(k);
+      if (plan_[j].sends > 0)
+        cellint::detail::parallel_for<Backend>(plan_[j].sends, gather_of(j, send_buf_.data() + send_at[k]), stream);
     }
   }
   // Messages of no bytes for the two messages of an axis from plan_[i]: `ready` from each receiver to its sender

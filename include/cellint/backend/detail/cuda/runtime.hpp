@@ -89,25 +89,18 @@ struct CudaRuntime {
   static WaitValue32 wait_value32() {
     static const WaitValue32 fn = [] {
       void* f = nullptr;
-#if CUDART_VERSION >= 12050
-      cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-      const Error e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault, &q);
-#elif CUDART_VERSION >= 12000
-      cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-      const Error e = cudaGetDriverEntryPoint("cuStreamWaitValue32", &f, cudaEnableDefault, &q);
-#else
-      const Error e = cudaErrorNotSupported;
-      const bool q = false;
-#endif
+      bool found = false;
 #if CUDART_VERSION >= 12000
-      if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+      cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+      const Error e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &f, 12000, cudaEnableDefault, &q);
 #else
-      if (e != cudaSuccess || !q) {
+      const Error e = cudaGetDriverEntryPoint("cuStreamWaitValue32", &f, cudaEnableDefault, &q);
 #endif
-        (void)cudaGetLastError();
-        f = nullptr;
-      }
-      return reinterpret_cast<WaitValue32>(f);
+      found = e == cudaSuccess && q == cudaDriverEntryPointSuccess;
+      if (!found) (void)cudaGetLastError();
+#endif
+      return found ? reinterpret_cast<WaitValue32>(f) : nullptr;
     }();
     return fn;
   }
