@@ -19,10 +19,12 @@
 #   variants the weak run at the most GPUs, the one-GPU box replicated, with --breakdown, once for each of VARIANTS
 #            (';'-separated option sets; leading VAR=value words go to the environment); NSYS=1: then a 300-step run
 #            under nsys, its CUDA API summary per rank
+#   shared   A_BIN and B_BIN (as ab) alternated ROUNDS times (default 2), RANKS ranks (default 2) on however many GPUs,
+#            the one-GPU box replicated, with --breakdown: a redistribution's parts where multi-GPU machines are not lent
 #   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
 #            the overlapped steps), once for each of VARIANTS as above (default: none)
-#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [variants]
-#                                 [timeline]
+#   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
+#                                 [variants] [timeline]
 #   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
@@ -115,14 +117,17 @@ for stage in "${STAGES[@]}"; do
       [ "$3" = 1 ] && e=(CELLINT_MPI_IPC_FLAGS=1)
       say "$1 ranks on $gpus GPUs, --ranks $2 ${e[*]}: --precision double --cells 12 --check-serial 1e-9"
       env ${e[@]+"${e[@]}"} "${M[@]}" -n "$1" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
-        --cells 12 --ranks "$2" --check-serial 1e-9 2>&1 | grep -E 'cellint_lj_mpi:|Per step|Serial check|rror' |
+        --cells 12 --ranks "$2" --breakdown --check-serial 1e-9 2>&1 |
+        grep -E 'cellint_lj_mpi:|Per step|changed ranks|Serial check|rror' |
         tee -a "$log"
     done
-    for e in "CELLINT_MPI_IPC_FLAGS=0" "CELLINT_MPI_IPC_FLAGS=0 CELLINT_MPI_IPC_EVENTS=0"; do
-      say "$np ranks, peer copies ordered by events, or by the hosts ($e): --precision double --cells 12"
+    for e in "CELLINT_MPI_IPC_FLAGS=0" "CELLINT_MPI_IPC_FLAGS=0 CELLINT_MPI_IPC_EVENTS=0" CELLINT_MPI_INBOX_BYTES=512; do
+      say "$np ranks, peer copies ordered by events, or by the hosts, or inboxes too small at first ($e): " \
+        "--precision double --cells 12 --breakdown"
       # shellcheck disable=SC2086
       env $e "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
-        --cells 12 --check-serial 1e-9 2>&1 | grep -E 'cellint_lj_mpi:|Per step|Serial check|rror' | tee -a "$log"
+        --cells 12 --breakdown --check-serial 1e-9 2>&1 |
+        grep -E 'cellint_lj_mpi:|Per step|changed ranks|Serial check|rror' | tee -a "$log"
     done
     ;;
   scaling)
@@ -224,6 +229,22 @@ EOF
         WEAK_ATOMS=2048000 WEAK_SHAPE="$shape" STEPS=1000 KINDS=weak TAG="breakdown_${shape}_" \
         bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 | tee -a "$log"
       grep -h -A1 'Per step\|One rebuild' "$OUT"/runs/breakdown_"${shape}"_*.log | tee -a "$log"
+    done
+    ;;
+  shared)
+    # (where fewer GPUs are lent than ranks are wanted: the ranks share them, so this times a redistribution's parts,
+    # mostly waits and latencies, not the scaling)
+    A_BIN=${A_BIN:-$BIN/cellint_lj_mpi_cuda_a} B_BIN=${B_BIN:-$BIN/cellint_lj_mpi_cuda} np=${RANKS:-2}
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      for v in A B; do
+        bin=$A_BIN
+        [ $v = B ] && bin=$B_BIN
+        say "round $round, $v ($(basename "$bin")), $np ranks on $gpus GPUs, the one-GPU box replicated, --breakdown"
+        env ${SHARED_ENV:-} "${M[@]}" -n "$np" "$bin" --cells 80 --replicate "$np,1,1" --steps 1000 --thermo 0 \
+          --precision float --breakdown --json "$OUT/runs/shared_${v}_r${round}.json" >"$OUT/runs/shared_${v}_r$round.log" 2>&1
+        grep -E 'Loop time|Per step|One rebuild|of which|migration \(ms\)|changed ranks|rror' \
+          "$OUT/runs/shared_${v}_r$round.log" | tee -a "$log"
+      done
     done
     ;;
   variants)

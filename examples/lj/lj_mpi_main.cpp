@@ -184,6 +184,8 @@ struct Outcome {
   // the parts of the migration and of the grid build (RebuildTimes::migrate_parts, build_parts), the most over the
   // ranks
   std::array<double, 3> migrate_parts{}, build_parts{};
+  // atoms that changed ranks, over all ranks: through the GPUs' memory (inboxes), through the host
+  std::array<long, 2> arrivals{};
 };
 
 /// Clock of one phase: wall time over the loop; with `sync` the backend is waited for at the end of the phase (GPU
@@ -507,6 +509,7 @@ class ListLoop {
       for (double& t : out.build_parts) t *= per;
       for (double& t : out.migrate_parts) t *= per;
     }
+    MPI_Allreduce(g_.rebuild_times().arrivals.data(), out.arrivals.data(), 2, MPI_LONG, MPI_SUM, g_.comm());
     out.transport = g_.halo_transport();
     out.ghosts = g_.sum(static_cast<double>(g_.ghost_count())) / g_.size();
     g_.pull_positions();
@@ -790,9 +793,13 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
       const auto& b = out.build_parts;
       const auto& g = out.migrate_parts;
       std::printf(
-          "  migration (ms): the leaving atoms to the host %.3g, to their ranks %.3g, the new owned set %.3g; "
+          "  migration (ms): the leaving atoms packed (into inboxes or to the host) %.3g, counts and host messages "
+          "%.3g, "
+          "the new owned set %.3g; "
           "grid build (ms): the grid %.3g, the carried attributes %.3g, the update plan and peers %.3g\n",
           1e3 * g[0], 1e3 * g[1], 1e3 * g[2], 1e3 * b[0], 1e3 * b[1], 1e3 * b[2]);
+      std::printf("  atoms that changed ranks: %ld through the GPUs' memory, %ld through the host\n", out.arrivals[0],
+                  out.arrivals[1]);
     }
     if (out.loop != "list")
       std::printf(
@@ -874,8 +881,10 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   const auto& hi = out.rebuild_mpi_most;
   std::fprintf(f,
                "  \"seconds_per_redistribution_in_mpi\": {\"least\": [%.6g, %.6g, %.6g, %.6g], "
-               "\"most\": [%.6g, %.6g, %.6g, %.6g]}\n}\n",
+               "\"most\": [%.6g, %.6g, %.6g, %.6g]},\n",
                lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]);
+  std::fprintf(f, "  \"atoms_changing_ranks\": {\"through_gpu_memory\": %ld, \"through_host\": %ld}\n}\n",
+               out.arrivals[0], out.arrivals[1]);
   std::fclose(f);
 }
 

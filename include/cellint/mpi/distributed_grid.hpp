@@ -14,8 +14,9 @@
 ///
 /// Two ways to run:
 ///  - On the host: particles() holds the state; exchange() rebuilds the rank's grid from it (MPI_Sendrecv along each
-///    split axis in turn, so that corner ghosts travel through the faces; migration by MPI_Alltoallv). Any backend; on
-///    GPUs the whole own set crosses PCIe at every exchange.
+///    split axis in turn, so that corner ghosts travel through the faces; migration by MPI_Alltoall of the counts and
+///    messages between the ranks that exchange particles). Any backend; on GPUs the whole own set crosses PCIe at
+///    every exchange.
 ///  - On the backend (GPU simulations): after the first exchange() the state stays in the grid. update_ghosts() sends
 ///    the same ghosts' new positions every step (packed by kernels; GPU to GPU within a node, device pointers to a
 ///    CUDA-aware MPI, or page-locked host buffers), and redistribute() migrates and chooses a new ghost layer by
@@ -247,8 +248,9 @@ struct RebuildWord {
   static constexpr int count = 4;
 };
 
-/// Each owned slot (user index < owned) is wrapped into the box, and listed as staying or leaving (with its new owner);
-/// a non-finite position, one outside an open box or one more than a sub-box away is flagged.
+/// Each owned slot (user index < owned) is wrapped into the box, and listed as staying or leaving (with its new owner,
+/// counted in words[RebuildWord::count + group_of[owner]]); a non-finite position, one outside an open box or one more
+/// than a sub-box away is flagged.
 template <class Real, int Dim>
 struct Classify {
   Owners<Real, Dim> o;
@@ -259,6 +261,7 @@ struct Classify {
   Index* keep;
   Index* leave;
   int* dest;
+  const int* group_of;  ///< by rank: its place among this rank's neighbours (DistributedGrid's mig_ranks_)
   template <class A>
   CELLINT_HD void operator()(A& a, Index s) const {
     if (original[s] >= owned) return;
@@ -289,7 +292,26 @@ struct Classify {
       const unsigned j = a.atomic_add(&words[RebuildWord::leave], 1u);
       leave[j] = s;
       dest[j] = r;
+      a.atomic_add(&words[RebuildWord::count + group_of[r]], 1u);
     }
+  }
+};
+
+/// The leaving particles grouped by new owner: group g's slots (counted in count[g] by Classify) at the sum of the
+/// earlier groups' counts in `grouped`, in no particular order within a group.
+struct GroupLeave {
+  const Index* leave;
+  const int* dest;
+  const int* group_of;
+  const unsigned* count;
+  unsigned* cursor;  ///< one per group, zero before
+  Index* grouped;
+  template <class A>
+  CELLINT_HD void operator()(A& a, Index j) const {
+    const int g = group_of[dest[j]];
+    unsigned at = 0;
+    for (int h = 0; h < g; ++h) at += count[h];
+    grouped[at + a.atomic_add(&cursor[g], 1u)] = leave[j];
   }
 };
 
@@ -724,7 +746,9 @@ class DistributedGrid {
   /// buffer).
   ///  - The owned particles (the grid's first owned() in user order) are wrapped into the box on periodic axes and
   ///    classified on the backend; those that left the sub-box go to their new owners with their ids and `carried`
-  ///    attributes (MPI_Alltoallv of those only).
+  ///    attributes, grouped by owner: between GPUs of one node a group is written straight into its owner's inbox (a
+  ///    part of the owner's receive buffer for each neighbour that sends it ghosts) where it fits, else it travels
+  ///    through the host to that owner only. One MPI_Alltoall carries the counts (and the errors' agreement).
   ///  - The ghost layer is chosen on the backend, axis by axis as exchange() does, and its positions and ids travel.
   ///  - The grid is rebuilt on the backend over the new owned particles (staying ones, then arrivals) and ghosts; the
   ///    carried attributes are attached again (handles replaced; ghosts get zeros), the others are dropped.
@@ -754,11 +778,15 @@ class DistributedGrid {
     };
     ++times_.calls;
     const Index total = grid.size(), owned_now = owned();
-    // 1. each owned particle: staying or leaving (to which rank), or bad
+    // 1. each owned particle: staying or leaving (to which rank, counted by group: mig_ranks_), or bad
+    if (!groups_set_) detail::agreed(comm_, [&] { set_up_groups(); });  // (once, on every rank: a collective)
+    const std::size_t groups = mig_ranks_.size(), at_group = detail::RebuildWord::count;
     {
-      const unsigned w0[detail::RebuildWord::count] = {0u, 0u, UINT_MAX, 0u};
-      words_.resize(detail::RebuildWord::count);
-      words_.upload(w0, st);
+      std::vector<unsigned>& w0 = words_host_;
+      w0.assign(at_group + 2 * groups, 0u);
+      w0[detail::RebuildWord::bad] = UINT_MAX;
+      words_.resize(w0.size());
+      words_.upload(w0.data(), st);
     }
     const std::size_t cap = static_cast<std::size_t>(std::max<Index>(owned_now, 1));
     // (with room: these counts creep up and down from one call to the next, and a release waits for the device)
@@ -766,13 +794,14 @@ class DistributedGrid {
     leave_.resize_with_room(cap);
     dest_.resize_with_room(cap);
     {
-      detail::Classify<Real, Dim> k{owners(),      {},           grid.original_index(), owned_now,
-                                    words_.data(), keep_.data(), leave_.data(),         dest_.data()};
+      detail::Classify<Real, Dim> k{owners(),        {},           grid.original_index(), owned_now,
+                                    words_.data(),   keep_.data(), leave_.data(),         dest_.data(),
+                                    group_of_.data()};
       for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
       cellint::detail::parallel_for<Backend>(total, k, st);
     }
-    unsigned w[detail::RebuildWord::count];
-    words_.download(w, st);
+    std::vector<unsigned>& w = words_host_;
+    words_.download(w.data(), st);
     std::string err;
     if (w[detail::RebuildWord::bad] != UINT_MAX) {  // the message migrate() would give, from the host's arithmetic
       const Index slot = static_cast<Index>(w[detail::RebuildWord::bad]);
@@ -799,57 +828,105 @@ class DistributedGrid {
     };
     const Index nl = static_cast<Index>(w[detail::RebuildWord::leave]),
                 nk = static_cast<Index>(w[detail::RebuildWord::keep]);
-    // 2. the leaving particles to the host, then to their owners (host memory kept between calls)
+    // 2. the leaving particles to their owners, a group per rank: between GPUs of one node straight into the receiver's
+    //    inbox where the group fits it (no host, no record), else through the host (page-locked, memory kept between
+    //    calls). An error (memory, the backend) is agreed on with the counts, as every error before them.
     Particles<Real, Dim>& out = leaving_;
     std::vector<int>& dest = leaving_dest_;
-    const std::size_t m = err.empty() ? static_cast<std::size_t>(nl) : 0;
+    std::vector<int>& to_inbox = inbox_sent_;  // (by rank) particles put in that rank's inbox
+    to_inbox.assign(static_cast<std::size_t>(size_), 0);
     out.fields = static_cast<int>(K);
-    out.id.resize(m);
-    for (auto& a : out.x) a.resize(m);
-    out.field.resize(m * K);
-    dest.resize(m);
-    // gathered into one staging area on the backend (positions, ranks, ids, values): one copy; an error (memory, the
-    // backend) is agreed on with the counts, as every error before them
-    if (m > 0)
+    out.id.clear();
+    for (auto& a : out.x) a.clear();
+    out.field.clear();
+    dest.clear();
+    if (err.empty() && nl > 0)
       err = detail::error_of([&] {
-        const std::size_t at_dest = align8(sizeof(Real) * Dim * m), at_id = at_dest + align8(sizeof(int) * m),
-                          at_val = at_id + sizeof(std::uint64_t) * m, bytes = at_val + sizeof(T) * K * m;
-        if (scratch_.size() < bytes) scratch_.resize_with_room(bytes);
-        unsigned char* base = scratch_.data();
-        {
-          detail::HaloGather<Real, Dim> k{{}, leave_.data(), nl, -1, Real(0), reinterpret_cast<Real*>(base)};
-          for (int d = 0; d < Dim; ++d) k.pos[d] = grid.positions(d);
-          cellint::detail::parallel_for<Backend>(nl, k, st);
-        }
-        Backend::copy(base + at_dest, dest_.data(), sizeof(int) * m, CopyKind::DeviceToDevice, st);
+        grouped_.resize_with_room(static_cast<std::size_t>(nl));
         cellint::detail::parallel_for<Backend>(
             nl,
-            cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), leave_.data(),
-                                                         reinterpret_cast<std::uint64_t*>(base + at_id)},
+            detail::GroupLeave{leave_.data(), dest_.data(), group_of_.data(), words_.data() + at_group,
+                               words_.data() + at_group + groups, grouped_.data()},
             st);
-        T* values = reinterpret_cast<T*>(base + at_val);
-        for (std::size_t k = 0; k < K; ++k)
-          cellint::detail::parallel_for<Backend>(
-              nl, cellint::detail::GatherKernel<T>{grid.attribute(carried[k]), leave_.data(), values + k * m}, st);
-        unsigned char* h = leaving_host_.reserve(bytes);  // (page-locked)
-        Backend::copy(h, base, bytes, CopyKind::DeviceToHost, st);
-        for (int d = 0; d < Dim; ++d)
-          std::memcpy(out.x[d].data(), h + sizeof(Real) * static_cast<std::size_t>(d) * m, sizeof(Real) * m);
-        std::memcpy(dest.data(), h + at_dest, sizeof(int) * m);
-        std::memcpy(out.id.data(), h + at_id, sizeof(std::uint64_t) * m);
-        for (std::size_t k = 0; k < K; ++k)
-          for (std::size_t i = 0; i < m; ++i) {
-            T v;
-            std::memcpy(&v, h + at_val + sizeof(T) * (k * m + i), sizeof(T));
-            out.field[i * K + k] = static_cast<double>(v);
+        // each group's receiver's inbox where it fits, and each group's place on the backend: those for the host first
+        // (one copy), then those for inboxes this GPU's kernels do not reach (written by copies)
+        std::vector<Peer*> inbox(groups, nullptr);
+        for (std::size_t g = 0; g < groups; ++g) {
+          const auto p = peers_.find(mig_ranks_[g]);
+          if (ipc_ && w[at_group + g] > 0 && p != peers_.end() && p->second.inbox &&
+              block_bytes<T>(w[at_group + g], K) <= p->second.inbox_bytes)
+            inbox[g] = &p->second;
+        }
+        std::vector<std::size_t> at(groups, 0);
+        std::size_t staged = 0, host_bytes = 0, host_m = 0;
+        for (const bool host : {true, false}) {
+          for (std::size_t g = 0; g < groups; ++g)
+            if (w[at_group + g] > 0 && (inbox[g] == nullptr) == host && !(inbox[g] && inbox[g]->direct)) {
+              at[g] = staged;
+              staged += block_bytes<T>(w[at_group + g], K);
+              if (host) host_m += w[at_group + g];
+            }
+          if (host) host_bytes = staged;
+        }
+        if (scratch_.size() < staged) scratch_.resize_with_room(staged);
+        const Index* slots = grouped_.data();
+        for (std::size_t g = 0; g < groups; ++g) {
+          const std::size_t c = w[at_group + g];
+          if (c > 0) {
+            unsigned char* there = inbox[g] ? static_cast<unsigned char*>(inbox[g]->inbox) : nullptr;
+            unsigned char* here = inbox[g] && inbox[g]->direct ? there : scratch_.data() + at[g];
+            pack_leaving(slots, static_cast<Index>(c), carried, here, st);
+            if (here != there && there) Backend::copy(there, here, block_bytes<T>(c, K), CopyKind::DeviceToDevice, st);
+            if (inbox[g]) to_inbox[static_cast<std::size_t>(mig_ranks_[g])] = static_cast<int>(c);
           }
+          slots += c;
+        }
+        if (host_bytes == 0) {
+          Backend::synchronize(st);  // (the inboxes are written before their counts go out)
+          return;
+        }
+        unsigned char* h = leaving_host_.reserve(host_bytes);  // (page-locked; the copy waits for the inboxes too)
+        Backend::copy(h, scratch_.data(), host_bytes, CopyKind::DeviceToHost, st);
+        out.id.resize(host_m);
+        for (auto& a : out.x) a.resize(host_m);
+        out.field.resize(host_m * K);
+        dest.resize(host_m);
+        std::size_t i0 = 0;
+        for (std::size_t g = 0; g < groups; ++g) {
+          const std::size_t c = w[at_group + g];
+          if (c == 0 || inbox[g]) continue;
+          const unsigned char* b = h + at[g];
+          for (int d = 0; d < Dim; ++d)
+            std::memcpy(out.x[d].data() + i0, b + sizeof(Real) * static_cast<std::size_t>(d) * c, sizeof(Real) * c);
+          std::memcpy(out.id.data() + i0, b + block_at_id(c), sizeof(std::uint64_t) * c);
+          for (std::size_t k = 0; k < K; ++k)
+            for (std::size_t i = 0; i < c; ++i) {
+              T v;
+              std::memcpy(&v, b + block_at_val(c) + sizeof(T) * (k * c + i), sizeof(T));
+              out.field[(i0 + i) * K + k] = static_cast<double>(v);
+            }
+          std::fill(dest.begin() + static_cast<std::ptrdiff_t>(i0), dest.begin() + static_cast<std::ptrdiff_t>(i0 + c),
+                    mig_ranks_[g]);
+          i0 += c;
+        }
       });
     mark(times_.migrate_parts[0]);
-    to_owners(out, dest, err, arrived_);
+    std::vector<int>& from_inbox = inbox_got_;  // (by rank) particles that rank put in this rank's inbox
+    to_owners(out, dest, err, arrived_, &to_inbox, &from_inbox, [&](int from, int count) {
+      if (!ipc_ || inbox_of_.count(from) == 0) return false;
+      const std::size_t bytes = block_bytes<T>(static_cast<std::size_t>(count), K);
+      if (bytes > inbox_bytes_) inbox_want_ = std::max(inbox_want_, 2 * bytes);  // (a larger one at the next call)
+      return bytes <= inbox_bytes_;
+    });
     const Particles<Real, Dim>& in = arrived_;
     mark(times_.migrate_parts[1]);
-    // 3. the new owned particles in user order on the backend: those staying, then the arrivals
-    const Index arrived = static_cast<Index>(in.size()), n_new = nk + arrived;
+    // 3. the new owned particles in user order on the backend: those staying, then the arrivals through the host, then
+    //    those in the inbox
+    Index by_inbox = 0;
+    for (int c : from_inbox) by_inbox += static_cast<Index>(c);
+    const Index arrived = static_cast<Index>(in.size()), n_new = nk + arrived + by_inbox;
+    times_.arrivals[0] += by_inbox;
+    times_.arrivals[1] += arrived;
     reserve_users<T>(n_new + ghost_count() + ghost_count() / 4, K, false);  // (room for about as many ghosts)
     for (int d = 0; d < Dim; ++d)
       cellint::detail::parallel_for<Backend>(
@@ -875,6 +952,23 @@ class DistributedGrid {
         T* v = reinterpret_cast<T*>(h + at_val) + k * m;  // (at_val: a multiple of 8)
         for (std::size_t i = 0; i < m; ++i) v[i] = static_cast<T>(in.field[i * K + k]);
         Backend::copy(uattr + k * attr_cap_ + nk, v, sizeof(T) * m, CopyKind::HostToDevice, st);
+      }
+    }
+    {  // from the inbox: a block per sender (see pack_leaving())
+      Index to = nk + arrived;
+      for (const auto& [from, place] : inbox_of_) {
+        const std::size_t c = static_cast<std::size_t>(from_inbox[static_cast<std::size_t>(from)]);
+        if (c == 0) continue;
+        const unsigned char* b = reinterpret_cast<const unsigned char*>(ipc_recv_.data()) + place;
+        for (int d = 0; d < Dim; ++d)
+          Backend::copy(upos_[d].data() + to, b + sizeof(Real) * static_cast<std::size_t>(d) * c, sizeof(Real) * c,
+                        CopyKind::DeviceToDevice, st);
+        Backend::copy(user_id_.data() + to, b + block_at_id(c), sizeof(std::uint64_t) * c, CopyKind::DeviceToDevice,
+                      st);
+        for (std::size_t k = 0; k < K; ++k)
+          Backend::copy(uattr + k * attr_cap_ + to, b + block_at_val(c) + sizeof(T) * k * c, sizeof(T) * c,
+                        CopyKind::DeviceToDevice, st);
+        to += static_cast<Index>(c);
       }
     }
     mark(times_.migrate_parts[2]);
@@ -950,12 +1044,12 @@ class DistributedGrid {
       bool peer_out[2], peer_in[2];
       std::vector<Real> xs[2], xr[2];
       std::vector<std::uint64_t> is[2], ir[2];
-      const std::size_t half_in = sizeof(Real) * ipc_recv_.size() / 2;
+      const std::size_t half_in = ipc_ghost_bytes_ / 2;
       for (int side = 0; side < 2; ++side) {
         const HaloMessage& m = msg[side];
         peer_out[side] = ipc_ && m.to != MPI_PROC_NULL && peer_fits(peers_[m.to].capacity, ns[side]);
-        peer_in[side] = ipc_ && m.from != MPI_PROC_NULL &&
-                        peer_fits(sizeof(Real) * ipc_recv_.size(), static_cast<std::size_t>(n_in[side]));
+        peer_in[side] =
+            ipc_ && m.from != MPI_PROC_NULL && peer_fits(ipc_ghost_bytes_, static_cast<std::size_t>(n_in[side]));
         const std::size_t pos_bytes = sizeof(Real) * static_cast<std::size_t>(Dim) * ns[side];
         const Real* x_out = send_buf_.data() + Dim * first[side];
         if (peer_out[side]) {
@@ -1060,9 +1154,12 @@ class DistributedGrid {
     double ghosts = 0;    ///< the ghost layer, axis by axis
     double build = 0;     ///< the grid over owned particles and ghosts, attributes, the update plan and peers
     std::array<double, 3> build_parts{};  ///< build's parts: the grid, the attributes, the update plan and peers
-    /// migrate's parts: the leaving particles to the host, their exchange (MPI and the host's packing), the new owned
-    /// set on the backend
+    /// migrate's parts: the leaving particles packed (into the receivers' inboxes, or to the host), the counts and the
+    /// host's messages, the new owned set on the backend
     std::array<double, 3> migrate_parts{};
+    /// Particles that arrived from other ranks: through the GPUs' memory (a neighbour wrote them into this rank's
+    /// inbox), and through the host.
+    std::array<long, 2> arrivals{};
     /// Of each part (classify, migrate, ghosts, build), the time spent in MPI calls: mostly waiting for the other
     /// ranks to reach the same point.
     std::array<double, 4> in_mpi{};
@@ -1162,6 +1259,63 @@ class DistributedGrid {
     }
     return o;
   }
+  // The ranks a particle can move to in one migration (each neighbour once, by rank: redistribute()'s groups), and
+  // each rank's group on the backend (-1: none); once.
+  void set_up_groups() {
+    if (groups_set_) return;
+    std::array<int, Dim> step{};
+    for (int d = 0; d < Dim; ++d) step[d] = -1;
+    for (;;) {  // every step of -1, 0 or +1 along each axis
+      std::array<int, Dim> c = coords_;
+      bool inside = true;
+      for (int d = 0; d < Dim; ++d) {
+        c[d] += step[d];
+        if (c[d] < 0 || c[d] >= dec_.ranks[d]) {
+          inside = inside && dec_.global.periodic[d];
+          c[d] = (c[d] + dec_.ranks[d]) % dec_.ranks[d];
+        }
+      }
+      const int r = dec_.rank_of(c);
+      if (inside && r != rank_ && std::find(mig_ranks_.begin(), mig_ranks_.end(), r) == mig_ranks_.end())
+        mig_ranks_.push_back(r);
+      int d = 0;
+      while (d < Dim && step[d] == 1) step[d++] = -1;
+      if (d == Dim) break;
+      ++step[d];
+    }
+    std::sort(mig_ranks_.begin(), mig_ranks_.end());
+    std::vector<int> group_of(static_cast<std::size_t>(size_), -1);
+    for (std::size_t g = 0; g < mig_ranks_.size(); ++g)
+      group_of[static_cast<std::size_t>(mig_ranks_[g])] = static_cast<int>(g);
+    group_of_.resize(group_of.size());
+    group_of_.upload(group_of.data(), grid_->stream());
+    groups_set_ = true;
+  }
+  // A block of c migrating particles carrying K values of T each (redistribute()): positions (Dim runs), ids, values.
+  static std::size_t block_at_id(std::size_t c) { return align8(sizeof(Real) * Dim * c); }
+  static std::size_t block_at_val(std::size_t c) { return block_at_id(c) + sizeof(std::uint64_t) * c; }
+  template <class T>
+  static std::size_t block_bytes(std::size_t c, std::size_t K) {
+    return align8(block_at_val(c) + sizeof(T) * K * c);
+  }
+  // Packs the particles of grid slots slot[0, c) into a block at dst (device memory, here or a neighbour's).
+  template <class T, std::size_t K>
+  void pack_leaving(const Index* slot, Index c, std::array<Attribute<T>, K>& carried, unsigned char* dst,
+                    typename Backend::Stream st) {
+    const std::size_t n = static_cast<std::size_t>(c);
+    detail::HaloGather<Real, Dim> k{{}, slot, c, -1, Real(0), reinterpret_cast<Real*>(dst)};
+    for (int d = 0; d < Dim; ++d) k.pos[d] = grid_->positions(d);
+    cellint::detail::parallel_for<Backend>(c, k, st);
+    cellint::detail::parallel_for<Backend>(
+        c,
+        cellint::detail::GatherKernel<std::uint64_t>{slot_id_.data(), slot,
+                                                     reinterpret_cast<std::uint64_t*>(dst + block_at_id(n))},
+        st);
+    T* values = reinterpret_cast<T*>(dst + block_at_val(n));
+    for (std::size_t k = 0; k < K; ++k)
+      cellint::detail::parallel_for<Backend>(
+          c, cellint::detail::GatherKernel<T>{grid_->attribute(carried[k]), slot, values + k * n}, st);
+  }
   // Room for n particles by user index (positions, ids, K carried attributes of T), keeping what is there with `keep`.
   template <class T>
   void reserve_users(Index n, std::size_t K, bool keep) {
@@ -1217,24 +1371,46 @@ class DistributedGrid {
                   grid_->stream());
     user_list_ = std::move(bigger);
   }
-  // Sends particle i of p to rank dest[i] (collective: MPI_Alltoall of the counts, then one MPI_Alltoallv of records
-  // of id, position and fields as bytes); `in` gets what this rank received, grouped by sender (its memory reused).
-  // A rank with an error (`err`: its message) sends counts of -1 instead, and then every rank throws the agreed error
-  // (agree()): the agreement costs no collective of its own.
+  // Sends particle i of p to rank dest[i] (collective: MPI_Alltoall of the counts, then messages of records of id,
+  // position and fields as bytes between the ranks that have any); `in` gets what this rank received, grouped by
+  // sender (its memory reused). A rank with an error (`err`: its message) sends counts of -1 instead, and then every
+  // rank throws the agreed error (agree()): the agreement costs no collective of its own.
   void to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest, const std::string& err,
                  Particles<Real, Dim>& in) const {
+    to_owners(p, dest, err, in, nullptr, nullptr, [](int, int) { return false; });
+  }
+  // The same, where (*to_inbox)[r] more particles (not in p) are already in rank r's inbox (redistribute()): their
+  // count travels with the others', and (*from_inbox)[r] gets the count of those rank r put in this rank's inbox, the
+  // senders `inbox(r, count)` says.
+  template <class InInbox>
+  void to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest, const std::string& err,
+                 Particles<Real, Dim>& in, const std::vector<int>* to_inbox, std::vector<int>* from_inbox,
+                 InInbox&& inbox) const {
     const std::size_t n = p.size();
     const int nf = p.fields;
     // a record: id, position, fields
     const std::size_t at_x = sizeof(std::uint64_t), at_f = at_x + sizeof(Real) * Dim,
                       rec = at_f + sizeof(double) * static_cast<std::size_t>(nf);
     std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
-    if (err.empty())
+    if (err.empty()) {
       for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
-    else
+      if (to_inbox)
+        for (std::size_t r = 0; r < send_count.size(); ++r) send_count[r] += (*to_inbox)[r];
+    } else {
       std::fill(send_count.begin(), send_count.end(), -1);
+    }
     in_mpi([&] { MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_); });
     if (!err.empty() || *std::min_element(recv_count.begin(), recv_count.end()) < 0) detail::agree(comm_, err);
+    if (to_inbox)
+      for (std::size_t r = 0; r < send_count.size(); ++r) send_count[r] -= (*to_inbox)[r];
+    if (from_inbox) {
+      from_inbox->assign(recv_count.size(), 0);
+      for (std::size_t r = 0; r < recv_count.size(); ++r)
+        if (recv_count[r] > 0 && inbox(static_cast<int>(r), recv_count[r])) {
+          (*from_inbox)[r] = recv_count[r];
+          recv_count[r] = 0;
+        }
+    }
     std::vector<int> send_at(send_count.size() + 1, 0), recv_at(recv_count.size() + 1, 0);
     for (std::size_t r = 0; r < send_count.size(); ++r) {
       send_at[r + 1] = send_at[r] + send_count[r];
@@ -1254,13 +1430,22 @@ class DistributedGrid {
         if (nf > 0) std::memcpy(r + at_f, &p.field[i * nf], rec - at_f);
       }
     }
-    const int bytes = static_cast<int>(rec);
-    for (auto* v : {&send_count, &send_at, &recv_count, &recv_at})
-      for (int& c : *v) c *= bytes;
-    in_mpi([&] {
-      MPI_Alltoallv(out.data(), send_count.data(), send_at.data(), MPI_BYTE, got.data(), recv_count.data(),
-                    recv_at.data(), MPI_BYTE, comm_);
-    });
+    {  // (each rank knows whom it receives from: messages between those ranks only)
+      std::vector<MPI_Request> req;
+      for (std::size_t r = 0; r < recv_count.size(); ++r)
+        if (recv_count[r] > 0) {
+          req.emplace_back();
+          MPI_Irecv(got.data() + static_cast<std::size_t>(recv_at[r]) * rec, recv_count[r] * static_cast<int>(rec),
+                    MPI_BYTE, static_cast<int>(r), 33, comm_, &req.back());
+        }
+      for (std::size_t r = 0; r < send_count.size(); ++r)
+        if (send_count[r] > 0) {
+          req.emplace_back();
+          MPI_Isend(out.data() + static_cast<std::size_t>(send_at[r]) * rec, send_count[r] * static_cast<int>(rec),
+                    MPI_BYTE, static_cast<int>(r), 33, comm_, &req.back());
+        }
+      in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
+    }
     const std::size_t m = got.size() / rec;
     in.fields = nf;
     in.id.resize(m);
@@ -1578,6 +1763,18 @@ class DistributedGrid {
       for (const HaloMessage& m : plan_) most = std::max<std::size_t>(most, static_cast<std::size_t>(m.recv));
       const std::size_t rebuild_need = 2 * (align8(sizeof(Real) * Dim * most) + sizeof(std::uint64_t) * most);
       need = std::max(need, (rebuild_need + sizeof(Real) - 1) / sizeof(Real));
+      // and at its end an inbox per neighbour that sends ghosts here, for the particles it hands over in a rebuild
+      // (room for a quarter of the largest message's particles at 64 bytes each at first, or CELLINT_MPI_INBOX_BYTES;
+      // twice the bytes of a group that did not fit after one did)
+      inbox_of_.clear();
+      for (const HaloMessage& m : plan_)
+        if (m.from != MPI_PROC_NULL) inbox_of_.emplace(m.from, 0);
+      const char* first = std::getenv("CELLINT_MPI_INBOX_BYTES");
+      inbox_bytes_ =
+          std::max({inbox_bytes_, inbox_want_,
+                    align8(first ? std::strtoull(first, nullptr, 10) : 64 * std::max<std::size_t>(4096, most / 4))});
+      const std::size_t tail = inbox_of_.size() * inbox_bytes_;
+      need += (tail + sizeof(Real) - 1) / sizeof(Real) + 8 / sizeof(Real);
       if (ipc_recv_.size() < std::max<std::size_t>(need, 1)) {
         ipc_old_ = std::move(ipc_recv_);  // (freed at the next rebuild: the senders map the new one first)
         ipc_recv_ = Buffer<Backend, Real>(std::max<std::size_t>(need + need / 4, 1024));
@@ -1585,11 +1782,20 @@ class DistributedGrid {
       } else {
         ipc_old_ = Buffer<Backend, Real>();
       }
+      ipc_ghost_bytes_ = (sizeof(Real) * ipc_recv_.size() - tail) / 8 * 8;  // (the rest: the inboxes)
+      {
+        std::size_t at = ipc_ghost_bytes_;
+        for (auto& box : inbox_of_) {
+          box.second = at;
+          at += inbox_bytes_;
+        }
+      }
       struct Where {
         typename Backend::IpcHandle handle;
-        unsigned long long offset, offset2, serial, capacity;
+        unsigned long long offset, offset2, serial, capacity, inbox, inbox_bytes;
       };
-      const Where here_base{Backend::ipc_handle(ipc_recv_.data()), 0, 0, ipc_serial_, sizeof(Real) * ipc_recv_.size()};
+      const Where here_base{
+          Backend::ipc_handle(ipc_recv_.data()), 0, 0, ipc_serial_, ipc_ghost_bytes_, 0, inbox_bytes_};
       peer_dst_.assign(plan_.size(), nullptr);
       peer_dst2_.assign(plan_.size(), nullptr);
       std::vector<Where> here(plan_.size(), here_base), where(plan_.size());
@@ -1598,6 +1804,7 @@ class DistributedGrid {
         const HaloMessage& m = plan_[k];
         here[k].offset = recv_off_[k];
         here[k].offset2 = recv_off2_[k];
+        if (m.from != MPI_PROC_NULL) here[k].inbox = inbox_of_.at(m.from);
         MPI_Irecv(&where[k], sizeof(Where), MPI_BYTE, m.to, 40 + static_cast<int>(k), comm_, &req[2 * k]);
         MPI_Isend(&here[k], sizeof(Where), MPI_BYTE, m.from, 40 + static_cast<int>(k), comm_, &req[2 * k + 1]);
       }
@@ -1618,6 +1825,8 @@ class DistributedGrid {
           p.direct = Backend::ipc_reachable(p.base) && !detail::env_is("CELLINT_MPI_IPC_DIRECT", "0");
         }
         p.capacity = there.capacity;
+        p.inbox = static_cast<char*>(p.base) + there.inbox;
+        p.inbox_bytes = there.inbox_bytes;
         peer_dst_[k] = static_cast<Real*>(p.base) + there.offset;
         peer_dst2_[k] = static_cast<Real*>(p.base) + there.offset2;
       }
@@ -1847,13 +2056,24 @@ class DistributedGrid {
   bool ipc_agreed_ = false;                           // ipc_ is agreed on (setup_peers())
   Buffer<Backend, Real> ipc_recv_, ipc_old_;          // where the neighbours write this rank's ghosts' positions
   unsigned long long ipc_serial_ = 0;                 // changes when ipc_recv_ is reallocated
+  std::size_t ipc_ghost_bytes_ = 0;                   // ipc_recv_'s part for ghosts (the rest: inboxes)
+  std::map<int, std::size_t> inbox_of_;               // each neighbour's inbox in ipc_recv_ (bytes from its start)
+  std::size_t inbox_bytes_ = 0, inbox_want_ = 0;      // an inbox's size; the size one did not fit (redistribute())
+  std::vector<int> inbox_sent_, inbox_got_;           // redistribute(): particles by inbox, by rank
+  std::vector<int> mig_ranks_;                        // the ranks a particle can move to in one migration
+  bool groups_set_ = false;                           // mig_ranks_ and group_of_ are set
+  Buffer<Backend, int> group_of_;                     // by rank: its place in mig_ranks_ (-1: none)
+  Buffer<Backend, Index> grouped_;                    // redistribute(): the leaving slots, grouped by new owner
+  std::vector<unsigned> words_host_;                  // redistribute(): the classification's words
   std::vector<std::size_t> recv_off_;                 // each message's place in ipc_recv_
   std::vector<std::size_t> recv_off2_;                // with flags, each message's place in the second half
   std::vector<Real*> peer_dst_, peer_dst2_;           // each message's place in its receiver's buffer (mapped here)
   struct Peer {
     void* base = nullptr;
     unsigned long long serial = 0;
-    std::size_t capacity = 0;  // bytes
+    std::size_t capacity = 0;  // bytes (the ghosts' part)
+    void* inbox = nullptr;     // this rank's inbox in it (redistribute()'s particles handed over)
+    std::size_t inbox_bytes = 0;
     bool direct = false;       // this GPU's kernels write into it (peer to peer); else copies (ipc_reachable())
   };
   std::map<int, Peer> peers_;  // the receivers' buffers, mapped
