@@ -23,6 +23,10 @@
 ///   rebuild the grid              (every step by default; see Options::skin)
 ///   F = interact(grid, lj)        (Auto picks the fastest strategy once, then reuses it)
 ///   v += dt/2 F/m                 (kick)
+/// With a full neighbour list the second kick of one step and the first of the next are one kernel (v += dt F/m).
+/// With --fuse yes the force pass applies it with the next drift to each atom as soon as its force is summed
+/// (cellint::Epilogue), except where a thermo line or a frame reads the step's positions and velocities; on an H100
+/// that is slower than the separate kernel (docs/lists.md), so it is off by default.
 ///
 /// Every per-atom loop is a functor run by `detail::parallel_for<Backend>`, so the same code runs
 /// on the Host backend (OpenMP) and on GPUs; this file has no backend-specific code.
@@ -38,6 +42,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cellint/cellint.hpp"
@@ -75,6 +80,8 @@ struct Options {
   int row_threads = 0;          ///< list: GPU threads per row (cellint::ListOptions::row_threads; 0: automatic)
   int x_split = 0;              ///< list: list cells along X per cutoff + skin (cellint::ListOptions::x_split; 0: auto)
   bool graph = true;            ///< list steps recorded once and replayed as one graph (GPU backends)
+  bool fuse = false;            ///< full list: the next step's kick and drift in the force pass (cellint::Epilogue;
+                                ///< slower on an H100 at 32,000 atoms and above: docs/lists.md)
   std::string precision = "double";  ///< float | double | mixed (float positions, double sums)
   std::string backend = "auto";      ///< host | cuda | emulated | auto
   std::string strategy = "auto";     ///< auto, or a strategy name (cellint::to_string)
@@ -108,6 +115,7 @@ struct Result {
   cellint::Index list_capacity = 0; ///< row entries of the list at the end
   cellint::Index row_threads = 0;   ///< GPU threads per row of the pair kernel (full lists; 1 on the CPU)
   bool pair_check = false;          ///< the list's displacement check looked at pairs (cellint::RebuildTrigger)
+  long fused_steps = 0;             ///< steps whose force pass also kicked and drifted (Options::fuse)
   std::string strategy;             ///< strategy of the last interact() call
   bool strategy_changed = false;    ///< Auto switched strategy during the run
   double tuning_s = 0;              ///< time Auto spent timing strategies in the setup
@@ -264,6 +272,24 @@ struct KickDrift {
   }
 };
 // [lj-kick-drift]
+
+/// The second half kick of this step and the first of the next, then the next step's drift, run by the force pass
+/// on each atom's force as soon as its row is summed (cellint::Epilogue): v += dt F/m; x += dt v. The same arithmetic
+/// as KickDrift joined, without storing the forces and reading them back. The rows read the list's packed positions,
+/// not the grid's, so moving the grid's positions here races with nothing.
+template <class Real, class Acc, class Accum>
+struct KickDriftAfterForces {
+  Real* x[3];
+  Acc* v[3];
+  Acc dt_over_m, dt;
+  CELLINT_HD void operator()(Index i, const Accum& f) const {
+    for (int d = 0; d < 3; ++d) {
+      const Acc vi = v[d][i] + dt_over_m * f.force[d];
+      v[d][i] = vi;
+      x[d][i] += static_cast<Real>(dt * vi);
+    }
+  }
+};
 
 /// Second half of velocity Verlet: v += dt/2 F/m with the new forces.
 template <class Acc, class Accum>
@@ -481,15 +507,23 @@ class Simulation {
         // one velocity-Verlet step with a list (docs/lj.md quotes this block): recorded once, then launched as one
         // graph on GPUs; the list decides on the device whether to rebuild, so the recording serves every step until
         // something is reallocated. The second half kick waits for the next step's first, and the two are one kernel
-        // (v += dt F/m, as leapfrog): it is applied alone only where velocities are read.
+        // (v += dt F/m, as leapfrog): it is applied alone only where velocities are read. With --fuse yes and a full
+        // list that kernel runs inside the force pass (an epilogue on each atom's force), which then also drifts the
+        // atoms for the next step: the positions and velocities are a step ahead of the forces until a thermo step.
         // [lj-step]
-        const bool joined = kick_pending_;
-        (joined ? joined_graph_ : step_graph_).run([&] {
-          kick_drift(joined);     // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v
-          list_->update(grid_);   // displacement check; rebuild on the device when needed
-          compute_forces();       // forces_[i] = sum over the list's neighbours j of LJ(x_i - x_j)
+        const int kick = advanced_ ? 0 : kick_pending_ ? 2 : 1;  // none (done by the last force pass), joined, half
+        const bool fuse = fuses() && !thermo && !frame;          // (thermo and frames read x and v at this step)
+        graph(kick, fuse).run([&] {
+          if (kick) kick_drift(kick == 2);  // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v
+          list_->update(grid_);             // displacement check; rebuild on the device when needed
+          if (fuse)
+            compute_forces_then_kick_drift();  // the forces, each then applied at once: v += dt F/m; x += dt v
+          else
+            compute_forces();  // forces_[i] = sum over the list's neighbours j of LJ(x_i - x_j)
         });
-        kick_pending_ = true;
+        advanced_ = fuse;
+        kick_pending_ = !fuse;
+        res.fused_steps += fuse;
         if (thermo || frame) settle_kick();  // v += dt/2 F/m
         // [lj-step]
       } else {
@@ -578,7 +612,8 @@ class Simulation {
   void step_by_phase(Result& res, bool sort, Timer& t_int, Timer& t_neigh, Timer& t_pair) {
     const bool timed = o_.breakdown;  // per-phase timers wait for the device
     if (timed) t_int.start();
-    kick_drift();
+    if (!advanced_) kick_drift();  // (else the last force pass kicked and drifted)
+    advanced_ = false;
     if (timed) {
       t_int.stop();
       res.integrate_s += 1e-3 * t_int.elapsed_ms();  // read before the timer is reused below
@@ -622,9 +657,14 @@ class Simulation {
     return st;
   }
   void reset_graphs() {
-    step_graph_.reset();
-    joined_graph_.reset();
+    for (auto& g : graphs_) g.reset();
   }
+  // The recorded list step for a kick before it (0: none, 1: half, 2: joined) and a force pass with or without the
+  // kick and drift after it.
+  cellint::StepGraph<Backend>& graph(int kick, bool fuse) { return graphs_[static_cast<std::size_t>(2 * kick + fuse)]; }
+  // Whether list steps may fold the kick and drift into the force pass (a full list: each force is complete when its
+  // row is summed).
+  bool fuses() const { return o_.fuse && list_ && !list_->half(); }
 
   // [lj-forces]
   void compute_forces() {  // the force alone (LennardJonesForces): every step
@@ -636,11 +676,14 @@ class Simulation {
   }
   void compute_energies() { pass(lj_, energies_.data()); }  // force, energy, virial: thermo and trajectory steps
   template <class F, class Out>
-  cellint::Report pass(const F& f, Out* out) {  // one interact() over the list, or over the cells (Auto or named)
+  cellint::Report pass(const F& f, Out out) {  // one interact() over the list, or over the cells (Auto or named)
     cellint::Tuning t;
     t.statistics = o_.stats && stats_shown_ < 2;  // (the first force and energy passes; --stats)
-    cellint::Report rep = list_ ? cellint::interact(*list_, grid_, f, out, t)
-                                : cellint::interact_with(strategy_, grid_, f, out, t);
+    cellint::Report rep;
+    if constexpr (std::is_pointer<Out>::value)
+      rep = list_ ? cellint::interact(*list_, grid_, f, out, t) : cellint::interact_with(strategy_, grid_, f, out, t);
+    else
+      rep = cellint::interact(*list_, grid_, f, out, t);  // (an epilogue: lists only)
     if (t.statistics)
       std::printf("# stats, %s pass: %s\n", stats_shown_++ ? "second" : "first",
                   cellint::describe(rep, list_ ? (list_->half() ? "half list" : "full list") : nullptr).c_str());
@@ -648,6 +691,15 @@ class Simulation {
     return rep;
   }
   // [lj-forces]
+
+  void compute_forces_then_kick_drift() {  // a full list: the kick and drift as each force is summed (no forces_)
+    const auto v = velocities();
+    const KickDriftAfterForces<Real, Acc, Force> then{{grid_.positions(0), grid_.positions(1), grid_.positions(2)},
+                                                      {v[0], v[1], v[2]},
+                                                      static_cast<Acc>(o_.dt / mass),
+                                                      static_cast<Acc>(o_.dt)};
+    pass(lj_forces_, cellint::epilogue(then));
+  }
 
   // Skin mode: re-bin once some atom moved more than skin/2 since the last rebuild (then no pair
   // closer than r_c can be two cells apart). Without a skin: every step.
@@ -763,9 +815,13 @@ class Simulation {
   cellint::StrategyKind strategy_;
   std::string mode_;
   std::unique_ptr<List> list_;
-  cellint::StepGraph<Backend> step_graph_{grid_.stream()};    // a list step
-  cellint::StepGraph<Backend> joined_graph_{grid_.stream()};  // the same after one whose second half kick waits
+  // the recorded list steps (graph())
+  std::array<cellint::StepGraph<Backend>, 6> graphs_{
+      cellint::StepGraph<Backend>{grid_.stream()}, cellint::StepGraph<Backend>{grid_.stream()},
+      cellint::StepGraph<Backend>{grid_.stream()}, cellint::StepGraph<Backend>{grid_.stream()},
+      cellint::StepGraph<Backend>{grid_.stream()}, cellint::StepGraph<Backend>{grid_.stream()}};
   bool kick_pending_ = false;  // the last recorded step's second half kick is not applied yet
+  bool advanced_ = false;      // the last force pass kicked and drifted: x and v are the next step's (Options::fuse)
   Index n_ = 0;
   cellint::Attribute<Acc> vel_[3];
   cellint::Buffer<Backend, Force> forces_;     // every step
@@ -825,9 +881,9 @@ void write_json(const Options& o, const Result& r, const std::string& device, in
     std::fprintf(f,
                  "  \"list_detail\": {\"every\": %d, \"check\": %s, \"pair_check\": %s, \"sort_every\": %d, "
                  "\"capacity\": %d, "
-                 "\"row_threads\": %d, \"sorts\": %ld, \"rebuild_intervals\": {",
+                 "\"row_threads\": %d, \"sorts\": %ld, \"fused_steps\": %ld, \"rebuild_intervals\": {",
                  o.neigh_every, o.neigh_check ? "true" : "false", r.pair_check ? "true" : "false", o.sort_every,
-                 r.list_capacity, r.row_threads, r.sorts);
+                 r.list_capacity, r.row_threads, r.sorts, r.fused_steps);
     bool first = true;
     for (const auto& h : hist) {
       std::fprintf(f, "%s\"%ld\": %ld", first ? "" : ", ", h.first, h.second);
@@ -917,8 +973,10 @@ int run(const Options& o) {
   std::printf("Performance: %.6g tau/day, %.6g timesteps/s, %.4g atom-steps/s\n",
               steps_per_s * o.dt * 86400.0, steps_per_s, r.atom_steps_per_s);
   if (sim.mode() != "none")
-    std::printf("Neighbour list: %s, %ld rebuilds in %d steps, %ld re-sorts, %d row entries\n",
-                sim.mode().c_str(), r.rebuilds, o.steps, r.sorts, r.list_capacity);
+    std::printf(
+        "Neighbour list: %s, %ld rebuilds in %d steps, %ld re-sorts, %d row entries, %ld steps kicked in the "
+        "force pass\n",
+        sim.mode().c_str(), r.rebuilds, o.steps, r.sorts, r.list_capacity, r.fused_steps);
   else if (o.strategy == "auto")
     std::printf(
         "Strategy: %s, chosen by Auto%s (timing took %.3g s in the setup, %.3g s in the loop)\n",

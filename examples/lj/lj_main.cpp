@@ -57,6 +57,8 @@ void usage(const char* prog) {
       "                      2 when the list has more than 4,096 cells, else 1)\n"
       "  --graph yes|no      list steps recorded once and replayed as a CUDA/HIP graph (default\n"
       "                      yes; with --neigh-every 1 and without --breakdown)\n"
+      "  --fuse yes|no       full list, recorded steps: the kick and drift run in the force pass\n"
+      "                      on each atom's force as it is summed (default no: slower on an H100)\n"
       "  --breakdown         time each phase (pair, neigh, integrate); waits for the device at\n"
       "                      every phase, so the loop runs slower\n"
       "  --stats             print the first force and energy passes' statistics: pairs examined\n"
@@ -115,6 +117,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--row-threads") o.row_threads = args.integer();
     else if (a == "--x-split") o.x_split = args.integer();
     else if (a == "--graph") o.graph = args.yes_no();
+    else if (a == "--fuse") o.fuse = args.yes_no();
     else if (a == "--precision") o.precision = args.value();
     else if (a == "--backend") o.backend = args.value();
     else if (a == "--strategy") o.strategy = args.value();

@@ -329,6 +329,90 @@ TEST_CASE("neighbour lists: a branch-free functor (LennardJonesForces) against f
   check_branch_free<double, 2>(true, Distribution::Clustered);
 }
 
+/// An epilogue that records what it is handed (the sum and the number of calls per slot) and moves the target by
+/// dt * F, writing the grid's positions while other rows are still being summed, as a kick and drift would.
+template <class Real, int Dim, class Accum>
+struct MoveByForce {
+  Real* x[Dim];
+  Accum* got;
+  unsigned* calls;
+  Real dt;
+  CELLINT_HD void operator()(Index slot, const Accum& a) const {
+    got[slot] = a;
+    ++calls[slot];
+    for (int d = 0; d < Dim; ++d) x[d][slot] += dt * a.force[d];
+  }
+};
+
+/// interact(list, grid, f, epilogue(fn)): fn gets each target's sum once, the same bits as the stored output, with one
+/// thread and a group per row; it may move the grid's positions meanwhile (the rows read the list's packed copy: a
+/// kernel that read the grid's positions would sum some rows at moved positions, and differ); a half list refuses it.
+template <class Real, int Dim>
+void check_epilogue(bool periodic, Distribution dist, int row_threads) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << (periodic ? ", periodic" : ", open") << ", "
+           << to_string(dist) << ", " << row_threads << " threads per row, seed " << seed);
+  using F = LennardJonesForces<Real, Dim, Real, FastMath>;
+  using Accum = typename F::Accum;
+  const F f = F::make(Real(1), Real(0.4), Real(1), false, Real(0.3));
+  CellGrid<B, Real, Dim> g(make_box<Real, Dim>(5, periodic), Real(1));
+  g.build(make_positions(g.geometry(), Dim == 3 ? 5 : 8, dist, seed));
+  ListOptions o;
+  o.row_threads = row_threads;
+  NeighborList<B, Real, Dim> list(g, Real(0.3), o);
+  const std::size_t n = static_cast<std::size_t>(g.size());
+  const Real dt = Real(1e-3);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    Buffer<B, Accum> stored(n), got(n);
+    Buffer<B, unsigned> calls(n);
+    calls.fill_bytes(0);
+    interact(list, g, f, stored.data());
+    const auto before = sorted_positions(g);
+    MoveByForce<Real, Dim, Accum> move{{}, got.data(), calls.data(), dt};
+    for (int d = 0; d < Dim; ++d) move.x[d] = g.positions(d);
+    interact(list, g, f, epilogue(move));
+    const auto after = sorted_positions(g);
+    const auto s = stored.to_host(), a = got.to_host();
+    const auto c = calls.to_host();
+    int differ = 0, not_once = 0, misplaced = 0;
+    double largest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      differ += std::memcmp(&s[i], &a[i], sizeof(Accum)) != 0;
+      not_once += c[i] != 1;
+      for (int d = 0; d < Dim; ++d) {
+        const double want = double(before[d][i]) + double(dt) * double(s[i].force[d]);
+        const double err = std::abs(double(after[d][i]) - want);
+        misplaced += err > 4 * double(std::numeric_limits<Real>::epsilon()) * (std::abs(want) + 1);
+        largest = std::max(largest, std::abs(double(s[i].force[d])));
+      }
+    }
+    CHECK(largest > 0);
+    CHECK(differ == 0);
+    CHECK(not_once == 0);
+    CHECK(misplaced == 0);
+    list.update(g);
+  }
+  ListOptions ho;
+  ho.half = true;
+  NeighborList<B, Real, Dim> half(g, Real(0.3), ho);
+  Buffer<B, Accum> got(n);
+  Buffer<B, unsigned> calls(n);
+  MoveByForce<Real, Dim, Accum> move{{}, got.data(), calls.data(), dt};
+  for (int d = 0; d < Dim; ++d) move.x[d] = g.positions(d);
+  CHECK_THROWS_AS(interact(half, g, f, epilogue(move)), Unsupported);
+}
+
+TEST_CASE("neighbour lists: an epilogue gets each target's sum and may move the grid's positions",
+          CELLINT_TEST_TAG "[lists]") {
+  for (int threads : {1, 4}) {
+    check_epilogue<float, 3>(true, Distribution::Clustered, threads);
+    check_epilogue<double, 3>(false, Distribution::Uniform, threads);
+    check_epilogue<float, 2>(false, Distribution::Uniform, threads);
+    check_epilogue<double, 2>(true, Distribution::Clustered, threads);
+  }
+}
+
 /// set_targets(k): the rows of the first k particles (user order) are the full list's, the others are empty, and the
 /// interaction gives the targets the oracle's sums (check_interaction's) and the others zero.
 template <class Real, int Dim>

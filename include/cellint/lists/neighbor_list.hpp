@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cellint/backend/buffer.hpp"
@@ -657,6 +658,25 @@ class NeighborList {
   bool parts_known_ = false;                              // part_rows_ matches the rows
 };
 
+/// What interact() over a full neighbour list does with each target's accumulation instead of storing it: fn(slot, acc)
+/// runs on the backend as soon as the target's row is summed (the sum still in registers), once for every target,
+/// concurrently and in no set order; `slot` is the target's slot in the grid's sorted order. The rows read the list's
+/// own packed copy of the positions (NeighborList::update() made it), never the grid's, so fn may write the grid's
+/// positions and any attribute the functor does not load: a second potential's sums added into the first's array, a
+/// per-target reduction, a time step's kick and drift (cellint_lj --fuse; slower on an H100 than a kernel of its own,
+/// docs/lists.md). Writing what the functor loads (its payload) races with the other rows. fn is copied to the backend
+/// like a functor (CELLINT_HD, trivially copyable). Made by cellint::epilogue(fn).
+template <class Fn>
+struct Epilogue {
+  Fn fn;
+};
+
+/// An Epilogue running fn(slot, acc) for every target (see Epilogue).
+template <class Fn>
+Epilogue<Fn> epilogue(Fn fn) {
+  return Epilogue<Fn>{fn};
+}
+
 namespace detail {
 /// half_row() on the host, in chunks of `K` entries: the sources within reach of the chunk are gathered first (their
 /// dr, r2, slot and payload), then the functor runs over them in a loop without branches or dependences, which the
@@ -745,11 +765,23 @@ void host_half_list(const ListShape<R, D>& s, const GridView<R, D>& v, const F& 
     });
 }
 
-/// interact() over a list, its statistics aside.
-template <class B, class R, int D, class F>
-Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
-                     typename FunctorTraits<F, R, D>::Accum* out, ListPart which = ListPart::All) {
+template <class Out>
+struct is_epilogue : std::false_type {};
+template <class Fn>
+struct is_epilogue<Epilogue<Fn>> : std::true_type {};
+
+/// interact() over a list, its statistics aside: into out[slot] (Out an Accum pointer) or through an Epilogue.
+template <class B, class R, int D, class F, class Out>
+Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f, Out out,
+                     ListPart which = ListPart::All) {
   using T = FunctorTraits<F, R, D>;
+  constexpr bool then = is_epilogue<Out>::value;
+  const auto sink = [&] {
+    if constexpr (then)
+      return out.fn;
+    else
+      return StoreAccum<typename T::Accum>{out};
+  }();
   Report rep;
   const Index n = grid.size();
   if (!n) return rep;
@@ -761,7 +793,11 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
   const int part = s.border ? static_cast<int>(which) : 0;  // (ListShape::in_part()'s numbering)
   if (list.half()) {
     if (which == ListPart::Border) return rep;  // (every particle is a target: every row is interior)
-    if constexpr (loads_sources_apart<F, R, D>) {
+    if constexpr (then) {
+      throw Unsupported(
+          "cellint::interact: an epilogue needs a full neighbour list (a half list adds both sides of each pair into "
+          "stored accumulators, so no target's sum is complete before the kernel ends); store into an array instead");
+    } else if constexpr (loads_sources_apart<F, R, D>) {
       throw Unsupported(
           "cellint::interact: a half neighbour list reads each particle once for both sides of a pair: "
           "it cannot run a functor with load_source(); use a full list");
@@ -808,12 +844,15 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
         LaunchShape{static_cast<unsigned>((static_cast<long long>(count) * group + block - 1) / block), block, bytes};
     if constexpr (T::addable) {
       if (!plain) {
-        B::launch(rep.shape, detail::ListInteract<F, R, D, true>{s, v, f, out, group, part, only.rows, count},
-                  grid.stream());
+        using Grouped = detail::ListInteract<F, R, D, true, std::decay_t<decltype(sink)>>;
+        B::launch(rep.shape, Grouped{s, v, f, sink, group, part, only.rows, count}, grid.stream());
         return rep;
       }
     }
-    B::launch(rep.shape, Plain{s, v, f, out, 1, part, only.rows, count}, grid.stream());
+    B::launch(
+        rep.shape,
+        detail::ListInteract<F, R, D, false, std::decay_t<decltype(sink)>>{s, v, f, sink, 1, part, only.rows, count},
+        grid.stream());
   } else {
     const int threads = detail::host_threads_for(static_cast<long long>(count) * 16, detail::host_min_work);
     detail::host_loop(count, 256, threads, [&](Index k) {
@@ -821,7 +860,7 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
       if (!only.rows && !s.in_part(t, part)) return;
       Index slot;
       const auto acc = detail::row_accumulate<T>(s, v, f, t, &slot);
-      out[slot] = acc;
+      sink(slot, acc);
     });
   }
   return rep;
@@ -845,6 +884,29 @@ void expect_list_call(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>
   }
 }
 
+/// interact() over a list with its checks, and with Tuning::statistics its timing and counts (Out as interact_list()).
+template <class B, class R, int D, class F, class Out>
+Report interact_list_call(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f, Out out,
+                          const Tuning& t) {
+  using T = FunctorTraits<F, R, D>;
+  expect_list_call(list, grid, f, t);
+  if (!t.statistics) return interact_list(list, grid, f, out);
+  Report rep;
+  const double ms = call_ms<B>(grid.stream(), [&] { rep = interact_list(list, grid, f, out); });
+  CallStats& s = rep.stats;
+  s.collected = true;
+  s.ms = ms;
+  s.targets = s.sources = static_cast<std::uint64_t>(grid.size());
+  if (!grid.size()) return rep;
+  for (Index len : list.row_lengths(grid)) s.pairs_examined += static_cast<std::uint64_t>(len);
+  const std::uint64_t payload = T::position_only ? 0 : sizeof(typename T::Payload);
+  s.min_bytes = s.targets * (D * sizeof(R) + payload + sizeof(typename T::Accum)) + s.pairs_examined * sizeof(Index);
+  Buffer<B, unsigned> counts(static_cast<std::size_t>(grid.size()));
+  interact_list(list, grid, NeighborCount<R, D>{}, counts.data());
+  set_pairs_within(s, counts.to_host(grid.stream()), list.half());
+  return rep;
+}
+
 }  // namespace detail
 
 /// For every particle t of `grid`, the functor's accumulation over the pairs of the list within the cutoff, into
@@ -863,23 +925,16 @@ void expect_list_call(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>
 template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
                 typename FunctorTraits<F, R, D>::Accum* out, const Tuning& t = {}) {
-  using T = FunctorTraits<F, R, D>;
-  detail::expect_list_call(list, grid, f, t);
-  if (!t.statistics) return detail::interact_list(list, grid, f, out);
-  Report rep;
-  const double ms = detail::call_ms<B>(grid.stream(), [&] { rep = detail::interact_list(list, grid, f, out); });
-  CallStats& s = rep.stats;
-  s.collected = true;
-  s.ms = ms;
-  s.targets = s.sources = static_cast<std::uint64_t>(grid.size());
-  if (!grid.size()) return rep;
-  for (Index len : list.row_lengths(grid)) s.pairs_examined += static_cast<std::uint64_t>(len);
-  const std::uint64_t payload = T::position_only ? 0 : sizeof(typename T::Payload);
-  s.min_bytes = s.targets * (D * sizeof(R) + payload + sizeof(typename T::Accum)) + s.pairs_examined * sizeof(Index);
-  Buffer<B, unsigned> counts(static_cast<std::size_t>(grid.size()));
-  detail::interact_list(list, grid, NeighborCount<R, D>{}, counts.data());
-  detail::set_pairs_within(s, counts.to_host(grid.stream()), list.half());
-  return rep;
+  return detail::interact_list_call(list, grid, f, out, t);
+}
+
+/// interact() over a full list that hands each target's accumulation to then.fn(slot, acc) on the backend instead of
+/// storing it (see Epilogue: a step's kick and drift folded into the force pass). Same checks and Tuning as above.
+/// @throws Unsupported for a half list
+template <class B, class R, int D, class F, class Fn>
+Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f, const Epilogue<Fn>& then,
+                const Tuning& t = {}) {
+  return detail::interact_list_call(list, grid, f, then, t);
 }
 
 /// interact() over one part of the rows (see ListPart and NeighborList::update(grid, part)): out[slot] is written for

@@ -870,11 +870,21 @@ CELLINT_HD CELLINT_INLINE typename T::Accum row_accumulate(const ListShape<Real,
   return acc;
 }
 
-/// out[slot] = the full-list accumulation of each target: one thread per list position, or, `Grouped`, `group` threads
-/// (1, 2, 4 or 8; neighbouring threads are neighbouring particles). A group's threads take every group-th entry of the
-/// row and their partial sums meet in shared memory (Accum addable; sizeof(Accum) x block_size() bytes): more threads
-/// in flight where the particles alone would not fill the GPU. interact() chooses (see there).
-template <class F, class Real, int Dim, bool Grouped = false>
+/// The output of interact() as an array: out[slot] = the target's accumulation.
+template <class Accum>
+struct StoreAccum {
+  Accum* out;
+  CELLINT_HD CELLINT_INLINE void operator()(Index slot, const Accum& acc) const { out[slot] = acc; }
+};
+
+/// out(slot, acc) with the full-list accumulation of each target (StoreAccum: out[slot] = acc; or an Epilogue's
+/// function): one thread per list position, or, `Grouped`, `group` threads (1, 2, 4 or 8; neighbouring threads are
+/// neighbouring particles). A group's threads take every group-th entry of the row and their partial sums meet in
+/// shared memory (Accum addable; sizeof(Accum) x block_size() bytes): more threads in flight where the particles alone
+/// would not fill the GPU. interact() chooses (see there). The rows read the list's packed positions only (and the
+/// functor's payload from the grid).
+template <class F, class Real, int Dim, bool Grouped = false,
+          class Out = StoreAccum<typename FunctorTraits<F, Real, Dim>::Accum>>
 struct ListInteract {
   using T = FunctorTraits<F, Real, Dim>;
   static constexpr unsigned launch_max_threads = 128;  ///< (interact_list's block)
@@ -885,7 +895,7 @@ struct ListInteract {
   ListShape<Real, Dim> s;  ///< the list
   GridView<Real, Dim> v;   ///< the grid
   F f;                     ///< the functor
-  typename T::Accum* out;  ///< one accumulator per slot
+  Out out;                 ///< out(slot, acc): each target's accumulation
   Index group;             ///< threads per target (1 unless Grouped)
   int part;                ///< the rows computed (see ListShape::in_part()); the others' outputs are left alone
   const Index* rows;       ///< target k is list position rows[k] (null: k, filtered by `part`)
@@ -912,7 +922,7 @@ struct ListInteract {
       b.sync();
       if (mine && g == 0) {
         for (Index q = 1; q < group; ++q) add_accum<T>(acc, sh[b.thread_rank() + static_cast<unsigned>(q)]);
-        out[slot] = acc;
+        out(slot, acc);
       }
     } else {
       if (id >= count) return;
@@ -920,7 +930,7 @@ struct ListInteract {
       if (!rows && !s.in_part(t, part)) return;
       Index slot;
       const auto acc = row_accumulate<T>(s, v, f, t, &slot);
-      out[slot] = acc;
+      out(slot, acc);
     }
   }
 };
