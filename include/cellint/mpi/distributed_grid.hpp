@@ -14,8 +14,9 @@
 ///
 /// Two ways to run:
 ///  - On the host: particles() holds the state; exchange() rebuilds the rank's grid from it (MPI_Sendrecv along each
-///    split axis in turn, so that corner ghosts travel through the faces; migration by MPI_Alltoall of the counts and
-///    messages between the ranks that exchange particles). Any backend; on GPUs the whole own set crosses PCIe at
+///    split axis in turn, so that corner ghosts travel through the faces; migration by counts exchanged between
+///    neighbours, beside an MPI_Iallreduce of the errors (MPI_Alltoall only for the first distribution, from anywhere),
+///    and messages between the ranks that exchange particles). Any backend; on GPUs the whole own set crosses PCIe at
 ///    every exchange.
 ///  - On the backend (GPU simulations): after the first exchange() the state stays in the grid. update_ghosts() sends
 ///    the same ghosts' new positions every step (packed by kernels; GPU to GPU within a node, device pointers to a
@@ -555,7 +556,8 @@ class DistributedGrid {
       if (err.empty()) dest[i] = dec_.rank_of(c);
     }
     Particles<Real, Dim> in;
-    to_owners(own_, dest, err, in);
+    to_owners(
+        own_, dest, err, in, nullptr, nullptr, [](int, int) { return false; }, anywhere ? nullptr : &count_peers());
     own_ = std::move(in);
   }
 
@@ -748,7 +750,8 @@ class DistributedGrid {
   ///    classified on the backend; those that left the sub-box go to their new owners with their ids and `carried`
   ///    attributes, grouped by owner: between GPUs of one node a group is written straight into its owner's inbox (a
   ///    part of the owner's receive buffer for each neighbour that sends it ghosts) where it fits, else it travels
-  ///    through the host to that owner only. One MPI_Alltoall carries the counts (and the errors' agreement).
+  ///    through the host to that owner only. The counts go between neighbours only, with an MPI_Iallreduce of the
+  ///    errors beside them (the errors' agreement).
   ///  - The ghost layer is chosen on the backend, axis by axis as exchange() does, and its positions and ids travel.
   ///  - The grid is rebuilt on the backend over the new owned particles (staying ones, then arrivals) and ghosts; the
   ///    carried attributes are attached again (handles replaced; ghosts get zeros), the others are dropped.
@@ -912,12 +915,15 @@ class DistributedGrid {
       });
     mark(times_.migrate_parts[0]);
     std::vector<int>& from_inbox = inbox_got_;  // (by rank) particles that rank put in this rank's inbox
-    to_owners(out, dest, err, arrived_, &to_inbox, &from_inbox, [&](int from, int count) {
-      if (!ipc_ || inbox_of_.count(from) == 0) return false;
-      const std::size_t bytes = block_bytes<T>(static_cast<std::size_t>(count), K);
-      if (bytes > inbox_bytes_) inbox_want_ = std::max(inbox_want_, 2 * bytes);  // (a larger one at the next call)
-      return bytes <= inbox_bytes_;
-    });
+    to_owners(
+        out, dest, err, arrived_, &to_inbox, &from_inbox,
+        [&](int from, int count) {
+          if (!ipc_ || inbox_of_.count(from) == 0) return false;
+          const std::size_t bytes = block_bytes<T>(static_cast<std::size_t>(count), K);
+          if (bytes > inbox_bytes_) inbox_want_ = std::max(inbox_want_, 2 * bytes);  // (a larger one at the next call)
+          return bytes <= inbox_bytes_;
+        },
+        &count_peers_);
     const Particles<Real, Dim>& in = arrived_;
     mark(times_.migrate_parts[1]);
     // 3. the new owned particles in user order on the backend: those staying, then the arrivals through the host, then
@@ -1263,6 +1269,18 @@ class DistributedGrid {
   // each rank's group on the backend (-1: none); once.
   void set_up_groups() {
     if (groups_set_) return;
+    count_peers();
+    std::vector<int> group_of(static_cast<std::size_t>(size_), -1);
+    for (std::size_t g = 0; g < mig_ranks_.size(); ++g)
+      group_of[static_cast<std::size_t>(mig_ranks_[g])] = static_cast<int>(g);
+    group_of_.resize(group_of.size());
+    group_of_.upload(group_of.data(), grid_->stream());
+    groups_set_ = true;
+  }
+  // The ranks that exchange migration counts with this one (to_owners() after the first distribution): the ranks of
+  // mig_ranks_ (each neighbour once, by rank) and this rank; found once, on the host.
+  const std::vector<int>& count_peers() {
+    if (!count_peers_.empty()) return count_peers_;
     std::array<int, Dim> step{};
     for (int d = 0; d < Dim; ++d) step[d] = -1;
     for (;;) {  // every step of -1, 0 or +1 along each axis
@@ -1284,12 +1302,9 @@ class DistributedGrid {
       ++step[d];
     }
     std::sort(mig_ranks_.begin(), mig_ranks_.end());
-    std::vector<int> group_of(static_cast<std::size_t>(size_), -1);
-    for (std::size_t g = 0; g < mig_ranks_.size(); ++g)
-      group_of[static_cast<std::size_t>(mig_ranks_[g])] = static_cast<int>(g);
-    group_of_.resize(group_of.size());
-    group_of_.upload(group_of.data(), grid_->stream());
-    groups_set_ = true;
+    count_peers_ = mig_ranks_;
+    count_peers_.insert(std::lower_bound(count_peers_.begin(), count_peers_.end(), rank_), rank_);
+    return count_peers_;
   }
   // A block of c migrating particles carrying K values of T each (redistribute()): positions (Dim runs), ids, values.
   static std::size_t block_at_id(std::size_t c) { return align8(sizeof(Real) * Dim * c); }
@@ -1371,36 +1386,55 @@ class DistributedGrid {
                   grid_->stream());
     user_list_ = std::move(bigger);
   }
-  // Sends particle i of p to rank dest[i] (collective: MPI_Alltoall of the counts, then messages of records of id,
-  // position and fields as bytes between the ranks that have any); `in` gets what this rank received, grouped by
-  // sender (its memory reused). A rank with an error (`err`: its message) sends counts of -1 instead, and then every
-  // rank throws the agreed error (agree()): the agreement costs no collective of its own.
-  void to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest, const std::string& err,
-                 Particles<Real, Dim>& in) const {
-    to_owners(p, dest, err, in, nullptr, nullptr, [](int, int) { return false; });
+  // Each rank's send_count[r] to rank r's recv_count[this rank] (collective): with `peers` (count_peers(): sorted, this
+  // rank among them) between those ranks only, with an MPI_Iallreduce of `bad` beside the messages (O(neighbours)
+  // messages and O(log P) steps), else by MPI_Alltoall (O(P)). Returns whether any rank is bad (its counts are -1).
+  bool exchange_counts(std::vector<int>& send_count, std::vector<int>& recv_count, bool bad,
+                       const std::vector<int>* peers) const {
+    if (!peers) {
+      in_mpi([&] { MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_); });
+      return bad || *std::min_element(recv_count.begin(), recv_count.end()) < 0;
+    }
+    int mine = bad ? 1 : 0, any = 0;
+    std::vector<MPI_Request> req(2 * peers->size() + 1);
+    MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm_, &req[0]);
+    for (std::size_t k = 0; k < peers->size(); ++k) {
+      const int r = (*peers)[k];
+      MPI_Irecv(&recv_count[static_cast<std::size_t>(r)], 1, MPI_INT, r, 34, comm_, &req[1 + 2 * k]);
+      MPI_Isend(&send_count[static_cast<std::size_t>(r)], 1, MPI_INT, r, 34, comm_, &req[2 + 2 * k]);
+    }
+    in_mpi([&] { MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE); });
+    return any != 0;
   }
-  // The same, where (*to_inbox)[r] more particles (not in p) are already in rank r's inbox (redistribute()): their
-  // count travels with the others', and (*from_inbox)[r] gets the count of those rank r put in this rank's inbox, the
-  // senders `inbox(r, count)` says.
+  // Sends particle i of p to rank dest[i] (collective: the counts (exchange_counts()), then messages of records of
+  // id, position and fields as bytes between the ranks that have any); `in` gets what this rank received, grouped by
+  // sender (its memory reused). Where (*to_inbox)[r] more particles (not in p) are already in rank r's inbox
+  // (redistribute()), their count travels with the others', and (*from_inbox)[r] gets the count of those rank r put in
+  // this rank's inbox, the senders `inbox(r, count)` says. With `peers` (count_peers()) every dest is among them and
+  // only they exchange counts; without, every rank with every rank (the first distribution). A rank with an error
+  // (`err`: its message) sends counts of -1, and then every rank throws the agreed error (agree()).
   template <class InInbox>
-  void to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest, const std::string& err,
-                 Particles<Real, Dim>& in, const std::vector<int>* to_inbox, std::vector<int>* from_inbox,
-                 InInbox&& inbox) const {
+  void to_owners(const Particles<Real, Dim>& p, const std::vector<int>& dest, std::string err, Particles<Real, Dim>& in,
+                 const std::vector<int>* to_inbox, std::vector<int>* from_inbox, InInbox&& inbox,
+                 const std::vector<int>* peers) const {
     const std::size_t n = p.size();
     const int nf = p.fields;
     // a record: id, position, fields
     const std::size_t at_x = sizeof(std::uint64_t), at_f = at_x + sizeof(Real) * Dim,
                       rec = at_f + sizeof(double) * static_cast<std::size_t>(nf);
-    std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size());
+    std::vector<int> send_count(static_cast<std::size_t>(size_), 0), recv_count(send_count.size(), 0);
     if (err.empty()) {
       for (int r : dest) ++send_count[static_cast<std::size_t>(r)];
       if (to_inbox)
         for (std::size_t r = 0; r < send_count.size(); ++r) send_count[r] += (*to_inbox)[r];
-    } else {
-      std::fill(send_count.begin(), send_count.end(), -1);
+      if (peers)
+        for (std::size_t r = 0; r < send_count.size() && err.empty(); ++r)
+          if (send_count[r] > 0 && !std::binary_search(peers->begin(), peers->end(), static_cast<int>(r)))
+            err = cellint::detail::cat("cellint::mpi: ", send_count[r], " particles go to rank ", r,
+                                       ", which is not a neighbour of rank ", rank_, " (an internal error)");
     }
-    in_mpi([&] { MPI_Alltoall(send_count.data(), 1, MPI_INT, recv_count.data(), 1, MPI_INT, comm_); });
-    if (!err.empty() || *std::min_element(recv_count.begin(), recv_count.end()) < 0) detail::agree(comm_, err);
+    if (!err.empty()) std::fill(send_count.begin(), send_count.end(), -1);
+    if (exchange_counts(send_count, recv_count, !err.empty(), peers)) detail::agree(comm_, err);
     if (to_inbox)
       for (std::size_t r = 0; r < send_count.size(); ++r) send_count[r] -= (*to_inbox)[r];
     if (from_inbox) {
@@ -2060,6 +2094,7 @@ class DistributedGrid {
   std::map<int, std::size_t> inbox_of_;               // each neighbour's inbox in ipc_recv_ (bytes from its start)
   std::size_t inbox_bytes_ = 0, inbox_want_ = 0;      // an inbox's size; the size one did not fit (redistribute())
   std::vector<int> inbox_sent_, inbox_got_;           // redistribute(): particles by inbox, by rank
+  std::vector<int> count_peers_;                      // count_peers(): the ranks that exchange migration counts
   std::vector<int> mig_ranks_;                        // the ranks a particle can move to in one migration
   bool groups_set_ = false;                           // mig_ranks_ and group_of_ are set
   Buffer<Backend, int> group_of_;                     // by rank: its place in mig_ranks_ (-1: none)
