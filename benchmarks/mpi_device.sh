@@ -110,8 +110,9 @@ for stage in "${STAGES[@]}"; do
         grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
     done
     # ghosts through two and three axes, several ranks per GPU where GPUs are fewer: by events there (a shared GPU),
-    # by flags with CELLINT_MPI_IPC_FLAGS=1 (no MPS here)
-    for d in "4 2,2,1 -" "4 2,2,1 1" "8 2,2,2 1"; do
+    # by flags with CELLINT_MPI_IPC_FLAGS=1 (no MPS here); and slabs, where ranks 0 and 2 are not neighbours (the
+    # migration's counts go between neighbours only)
+    for d in "4 2,2,1 -" "4 2,2,1 1" "8 2,2,2 1" "4 4,1,1 -"; do
       set -- $d
       e=()
       [ "$3" = 1 ] && e=(CELLINT_MPI_IPC_FLAGS=1)
