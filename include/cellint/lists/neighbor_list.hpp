@@ -668,7 +668,7 @@ class NeighborList {
 /// like a functor (CELLINT_HD, trivially copyable). Made by cellint::epilogue(fn).
 template <class Fn>
 struct Epilogue {
-  Fn fn;
+  Fn fn;  ///< called as fn(slot, acc) on the backend for every target
 };
 
 /// An Epilogue running fn(slot, acc) for every target (see Epilogue).
