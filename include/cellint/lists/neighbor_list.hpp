@@ -929,7 +929,7 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
 }
 
 /// interact() over a full list that hands each target's accumulation to then.fn(slot, acc) on the backend instead of
-/// storing it (see Epilogue: a step's kick and drift folded into the force pass). Same checks and Tuning as above.
+/// storing it (see Epilogue). Same checks and Tuning as above.
 /// @throws Unsupported for a half list
 template <class B, class R, int D, class F, class Fn>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f, const Epilogue<Fn>& then,
