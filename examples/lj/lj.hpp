@@ -973,10 +973,9 @@ int run(const Options& o) {
   std::printf("Performance: %.6g tau/day, %.6g timesteps/s, %.4g atom-steps/s\n",
               steps_per_s * o.dt * 86400.0, steps_per_s, r.atom_steps_per_s);
   if (sim.mode() != "none")
-    std::printf(
-        "Neighbour list: %s, %ld rebuilds in %d steps, %ld re-sorts, %d row entries, %ld steps kicked in the "
-        "force pass\n",
-        sim.mode().c_str(), r.rebuilds, o.steps, r.sorts, r.list_capacity, r.fused_steps);
+    std::printf("Neighbour list: %s, %ld rebuilds in %d steps, %ld re-sorts, %d row entries%s\n", sim.mode().c_str(),
+                r.rebuilds, o.steps, r.sorts, r.list_capacity,
+                o.fuse ? (", " + std::to_string(r.fused_steps) + " steps kicked in the force pass").c_str() : "");
   else if (o.strategy == "auto")
     std::printf(
         "Strategy: %s, chosen by Auto%s (timing took %.3g s in the setup, %.3g s in the loop)\n",
