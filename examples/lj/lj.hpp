@@ -490,6 +490,10 @@ class Simulation {
     const long builds0 = list_ ? list_->check(grid_).builds : 0;
     compute_forces();
     FILE* xyz = open_xyz();
+    if (o_.fuse && !(fuses() && o_.graph && !o_.breakdown && o_.neigh_every == 1))
+      std::printf(
+          "# --fuse yes has no effect here: it needs a full list and recorded steps (--graph yes, no "
+          "--breakdown, --neigh-every 1)\n");
     thermo_header();
     record(res, 0);  // (the energy functor's first call: Auto times it here, in the setup too)
     if (xyz && (o_.every > 0 || o_.steps == 0)) write_xyz(xyz, 0);
@@ -509,7 +513,8 @@ class Simulation {
         // something is reallocated. The second half kick waits for the next step's first, and the two are one kernel
         // (v += dt F/m, as leapfrog): it is applied alone only where velocities are read. With --fuse yes and a full
         // list that kernel runs inside the force pass (an epilogue on each atom's force), which then also drifts the
-        // atoms for the next step: the positions and velocities are a step ahead of the forces until a thermo step.
+        // atoms for the next step: the positions are then a step ahead of the forces and the velocities half a step
+        // (v(n + 1/2)) until a thermo step.
         // [lj-step]
         const int kick = advanced_ ? 0 : kick_pending_ ? 2 : 1;  // none (done by the last force pass), joined, half
         const bool fuse = fuses() && !thermo && !frame;          // (thermo and frames read x and v at this step)
@@ -660,7 +665,8 @@ class Simulation {
     for (auto& g : graphs_) g.reset();
   }
   // The recorded list step for a kick before it (0: none, 1: half, 2: joined) and a force pass with or without the
-  // kick and drift after it.
+  // kick and drift after it. (With fuses(), a joined kick is left pending only by thermo and frame steps, which settle
+  // it: graph(2, true) is never recorded.)
   cellint::StepGraph<Backend>& graph(int kick, bool fuse) { return graphs_[static_cast<std::size_t>(2 * kick + fuse)]; }
   // Whether list steps may fold the kick and drift into the force pass (a full list: each force is complete when its
   // row is summed).

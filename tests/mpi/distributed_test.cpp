@@ -338,14 +338,21 @@ TEST_CASE("ghosts updated in place follow their owners; a list over owned target
 /// the periodic wrap), each followed by redistribute(): every id is kept exactly once, carried attributes stay with
 /// their particles (ghosts: zero), and a list over owned targets gives the single-rank sums at the gathered positions;
 /// then small moves and update_ghosts() alone, checked the same way.
+/// `slabs`: every rank along x (with 4 ranks, ranks 0 and 2 are not neighbours: the migration's counts go between
+/// neighbours only).
 template <class B, class Real, int Dim>
-void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread) {
+void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread, bool slabs = false) {
   const Real skin = Real(0.3);
   const Box<Real, Dim> box = test_box<Real, Dim>(periodic, 8);
   CellGrid<B, Real, Dim> shape(box, Real(1));
   const auto x = cellint::test::make_positions<Real, Dim>(shape.geometry(), 2.0, Distribution::Clustered, seed);
   const std::size_t n = x[0].size();
-  mpi::DistributedGrid<B, Real, Dim> g(MPI_COMM_WORLD, box, Real(1), ranks_for<Dim>(spread), skin);
+  std::array<int, Dim> ranks = ranks_for<Dim>(spread);
+  if (slabs) {
+    ranks.fill(1);
+    ranks[0] = world_size();
+  }
+  mpi::DistributedGrid<B, Real, Dim> g(MPI_COMM_WORLD, box, Real(1), ranks, skin);
   scatter(g, x);
   g.migrate(true);
   g.exchange();
@@ -384,7 +391,7 @@ void redistribute_rounds(bool periodic, std::uint64_t seed, bool spread) {
   using LJ = LennardJones<Real, Dim, double>;
   const LJ lj = LJ::make(Real(1), Real(0.4), Real(1), true, Real(0.25));
   auto check = [&](const char* what) {
-    INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << ", " << Dim << "D, "
+    INFO(world_size() << " ranks" << (spread ? " (2 along x)" : "") << (slabs ? " (slabs)" : "") << ", " << Dim << "D, "
                       << (periodic ? "periodic" : "open") << ", " << what << ", seed " << seed);
     NeighborList<B, Real, Dim> list(g.grid(), skin, ListOptions{}, g.owned());
     Buffer<B, typename LJ::Accum> out(static_cast<std::size_t>(std::max<Index>(g.grid().size(), 1)));
@@ -475,6 +482,7 @@ TEST_CASE("redistribute(): migration and ghosts on the backend keep every partic
       redistribute_rounds<Host, float, 2>(periodic, seed + 3, true);
       redistribute_rounds<Emulated, double, 3>(periodic, seed + 4, true);
     }
+    if (world_size() == 4) redistribute_rounds<Emulated, double, 3>(periodic, seed + 5, false, true);  // 4 x 1 x 1
   }
 }
 

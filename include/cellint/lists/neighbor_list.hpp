@@ -674,6 +674,9 @@ struct Epilogue {
 /// An Epilogue running fn(slot, acc) for every target (see Epilogue).
 template <class Fn>
 Epilogue<Fn> epilogue(Fn fn) {
+  static_assert(std::is_trivially_copyable<Fn>::value,
+                "cellint::epilogue: the function is copied to the backend like a functor: make it trivially copyable "
+                "(pointers and values, no containers)");
   return Epilogue<Fn>{fn};
 }
 
@@ -900,7 +903,8 @@ Report interact_list_call(const NeighborList<B, R, D>& list, const CellGrid<B, R
   if (!grid.size()) return rep;
   for (Index len : list.row_lengths(grid)) s.pairs_examined += static_cast<std::uint64_t>(len);
   const std::uint64_t payload = T::position_only ? 0 : sizeof(typename T::Payload);
-  s.min_bytes = s.targets * (D * sizeof(R) + payload + sizeof(typename T::Accum)) + s.pairs_examined * sizeof(Index);
+  const std::uint64_t stored = is_epilogue<Out>::value ? 0 : sizeof(typename T::Accum);  // (an epilogue stores none)
+  s.min_bytes = s.targets * (D * sizeof(R) + payload + stored) + s.pairs_examined * sizeof(Index);
   Buffer<B, unsigned> counts(static_cast<std::size_t>(grid.size()));
   interact_list(list, grid, NeighborCount<R, D>{}, counts.data());
   set_pairs_within(s, counts.to_host(grid.stream()), list.half());

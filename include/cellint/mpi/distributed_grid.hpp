@@ -541,6 +541,8 @@ class DistributedGrid {
   /// wrapped into the box on periodic axes first. With `anywhere` false (the default), a particle may have moved at
   /// most one sub-box along each axis since the last migration (else the time step is too long for the
   /// decomposition): an error names it. Pass true for the first distribution, where any rank may hold any particle.
+  /// Every rank passes the same `anywhere`: it chooses how the counts travel (between neighbours, or every rank to
+  /// every rank).
   /// @throws InvalidArgument on every rank for a NaN or infinite position, a particle outside an open box, or one that
   /// moved too far
   void migrate(bool anywhere = false) {
