@@ -925,7 +925,7 @@ class DistributedGrid {
           if (bytes > inbox_bytes_) inbox_want_ = std::max(inbox_want_, 2 * bytes);  // (a larger one at the next call)
           return bytes <= inbox_bytes_;
         },
-        &count_peers_);
+        &count_peers());
     const Particles<Real, Dim>& in = arrived_;
     mark(times_.migrate_parts[1]);
     // 3. the new owned particles in user order on the backend: those staying, then the arrivals through the host, then
@@ -1267,8 +1267,7 @@ class DistributedGrid {
     }
     return o;
   }
-  // The ranks a particle can move to in one migration (each neighbour once, by rank: redistribute()'s groups), and
-  // each rank's group on the backend (-1: none); once.
+  // Each rank's group on the backend (its place in mig_ranks_, count_peers()'s neighbours; -1: none); once.
   void set_up_groups() {
     if (groups_set_) return;
     count_peers();
@@ -1279,8 +1278,9 @@ class DistributedGrid {
     group_of_.upload(group_of.data(), grid_->stream());
     groups_set_ = true;
   }
-  // The ranks that exchange migration counts with this one (to_owners() after the first distribution): the ranks of
-  // mig_ranks_ (each neighbour once, by rank) and this rank; found once, on the host.
+  // The ranks that exchange migration counts with this one (to_owners() after the first distribution): mig_ranks_, the
+  // ranks a particle can move to in one migration (each neighbour once, by rank: redistribute()'s groups), and this
+  // rank; found once, on the host.
   const std::vector<int>& count_peers() {
     if (!count_peers_.empty()) return count_peers_;
     std::array<int, Dim> step{};
