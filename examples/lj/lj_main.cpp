@@ -54,7 +54,7 @@ void usage(const char* prog) {
       "  --row-threads N     list: GPU threads per row in the pair kernel, 1 | 2 | 4 | 8 (default 0:\n"
       "                      chosen from the atom count so that the GPU is filled)\n"
       "  --x-split N         list: list cells along X per cutoff + skin, 1 | 2 | 3 (default 0:\n"
-      "                      2 when the list has more than 4,096 cells, else 1)\n"
+      "                      the library's choice, 2)\n"
       "  --graph yes|no      list steps recorded once and replayed as a CUDA/HIP graph (default\n"
       "                      yes; with --neigh-every 1 and without --breakdown)\n"
       "  --fuse yes|no       full list, recorded steps: the kick and drift run in the force pass\n"

@@ -40,6 +40,7 @@
 /// @code
 ///   b.thread_rank(), b.block_size(), b.block_rank(), b.grid_size()   // 1-D ranks and counts
 ///   b.sync()                                                          // block-wide barrier; every thread must reach it
+///   b.fence()                                                         // memory fence at device scope
 ///   b.template shared<T>()                                            // dynamic shared memory, 16-byte aligned
 ///   b.atomic_add(T* p, T v) -> T      (T = int, unsigned, unsigned long long, float, double)
 ///   b.atomic_max(T* p, T v) -> T      (T = int, unsigned)

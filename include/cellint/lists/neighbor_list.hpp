@@ -69,9 +69,9 @@ struct ListOptions {
   /// Rows in a fixed order, the same run after run for the same grid slots: each list cell's particles in slot order
   /// (a sort per cell after the rebuild's atomic binning; see interact() with Tuning::reproducible).
   bool stable = false;
-  /// List cells along X per cutoff + skin (1, 2 or 3; 0: automatic, 2 when the list has more than 4,096 cells of
-  /// width cutoff + skin, else 1). A row's candidates are the cells within `x_split` of its own along X and one along
-  /// the others: 2 + 1 / x_split cell widths along X instead of 3, in as many runs of list positions.
+  /// List cells along X per cutoff + skin (1, 2 or 3; 0: automatic, which is 2). A row's candidates are the cells
+  /// within `x_split` of its own along X and one along the others: 2 + 1 / x_split cell widths along X instead of 3,
+  /// in as many runs of list positions.
   int x_split = 0;
 };
 
@@ -120,9 +120,8 @@ class NeighborList {
     set_targets(targets);
     CELLINT_EXPECTS(o.x_split >= 0 && o.x_split <= 3,
                     "cellint::NeighborList: ListOptions::x_split must be 0 (automatic), 1, 2 or 3, got ", o.x_split);
-    // cells 1 / split_ of the reach wide along X: fewer candidates in as many runs, but by default not where the cells
-    // of width cutoff + skin fit one scan tile, whose one-kernel scan a finer grid would lose
-    split_ = o.x_split > 0 ? o.x_split : (geo_.cell_count() > detail::list_scan_tile ? 2 : 1);
+    // cells 1 / split_ of the reach wide along X: fewer candidates in as many runs
+    split_ = o.x_split > 0 ? o.x_split : 2;
     geo_.cells[0] *= split_;
     geo_.width[0] /= static_cast<Real>(split_);
     geo_.inv_width[0] *= static_cast<Real>(split_);
@@ -137,7 +136,7 @@ class NeighborList {
     start_.resize(nc + 1);
     late_.resize(nc);
     count_.fill_bytes(0, grid.stream());
-    tile_sum_.resize((nc + detail::list_scan_tile - 1) / detail::list_scan_tile + 1);
+    tile_word_.resize(2 * ((nc + detail::list_scan_tile - 1) / detail::list_scan_tile));
     ctrl_.resize(detail::ListWord::count);
     log_.resize(log_size);
     reset_control(grid);
@@ -505,6 +504,7 @@ class NeighborList {
     unsigned w[detail::ListWord::count] = {};
     w[detail::ListWord::bad] = static_cast<unsigned>(INT_MAX);
     ctrl_.upload(w, grid.stream());
+    tile_word_.fill_bytes(0, grid.stream());  // (the cell scan's words follow the rebuild count's parity)
   }
   Index read_longest(const Grid& grid) {
     unsigned w[detail::ListWord::count];
@@ -607,21 +607,13 @@ class NeighborList {
   }
   void scan_cells(const detail::ListShape<Real, Dim>& s, typename Backend::Stream stream) {
     if constexpr (Backend::is_gpu_like) {
-      // three kernels: tile sums, their scan (one block, which also decides), the cells of each tile; one kernel
-      // when the cells fit one tile (a kernel launched and returning at once costs ~2 us a step on an H100)
+      // one kernel, a block per tile of cells (a kernel launched and returning at once costs ~2 us a step on an H100);
+      // the look-back reads 32 tiles at once on GPUs, one on the Emulated backend (whose few blocks in flight would
+      // otherwise never make it look past a first window)
       const unsigned threads = Backend::device_memory ? 1024 : 64;  // (the Emulated backend: fewer, cheaper threads)
       const Index tiles = (geo_.cell_count() + detail::list_scan_tile - 1) / detail::list_scan_tile;
-      const std::size_t tile_bytes = sizeof(unsigned) * (static_cast<std::size_t>(detail::list_scan_tile) + 1);
-      if (tiles == 1) {
-        Backend::launch(LaunchShape{1, threads, tile_bytes}, detail::ListScanCells<Real, Dim>{s, nullptr}, stream);
-        return;
-      }
-      const LaunchShape per_tile{static_cast<unsigned>(tiles), threads, sizeof(unsigned) * (threads + 1)};
-      Backend::launch(per_tile, detail::ListTileSums<Real, Dim>{s, tile_sum_.data()}, stream);
-      Backend::launch(LaunchShape{1, threads, sizeof(unsigned) * (threads + 1)},
-                      detail::ListScanTiles<Real, Dim>{s, tile_sum_.data(), tiles}, stream);
-      Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads, tile_bytes},
-                      detail::ListScanCells<Real, Dim>{s, tile_sum_.data()}, stream);
+      const detail::ListScanCells<Real, Dim> scan{s, tile_word_.data(), tiles, Backend::device_memory ? 32 : 1};
+      Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads, scan.shared_bytes()}, scan, stream);
     } else {  // host memory: the same steps on the calling thread (count_ has one spare zero at the end)
       if (!s.decide()) return;
       Backend::exclusive_scan(s.count, s.start, geo_.cell_count() + 1, stream);
@@ -645,7 +637,8 @@ class NeighborList {
   std::uint32_t grid_serial_ = 0;
   std::uint64_t grid_binning_ = 0;
   Buffer<Backend, Index> nbr_, len_, ids_, log_, movers_;
-  Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_, tile_sum_;
+  Buffer<Backend, std::uint32_t> cell_of_, rank_, count_, start_;
+  Buffer<Backend, unsigned long long> tile_word_;  // the cell scan's look-back (ListScanCells)
   Buffer<Backend, unsigned> ctrl_;
   Buffer<Backend, Real> ref_[Dim];
   Buffer<Backend, detail::Packed<Real>> packed_;

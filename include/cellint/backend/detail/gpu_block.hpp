@@ -67,6 +67,9 @@ struct GpuBlock {
   CELLINT_HD unsigned grid_size() const { return CELLINT_DETAIL_DEVICE_OR(gridDim.x, 1); }
   /// Block-wide barrier (__syncthreads); every thread of the block must reach it.
   CELLINT_HD void sync() const { CELLINT_DETAIL_DEVICE_OR(__syncthreads(), (void)0); }
+  /// Memory fence at device scope (__threadfence): this thread's loads and stores before it are seen by every
+  /// thread of the device before its loads and stores after it.
+  CELLINT_HD void fence() const { CELLINT_DETAIL_DEVICE_OR(__threadfence(), (void)0); }
   /// The block's dynamic shared memory seen as an array of `T` (16-byte aligned; its size is
   /// LaunchShape::shared_bytes).
   template <class T>

@@ -29,7 +29,8 @@ struct ListWord {
   static constexpr int updates = 5;  ///< update() calls (counted on the backend, so that recorded steps count too)
   static constexpr int movers = 6;   ///< particles past skin / 2 listed by this update's pack (the pair check)
   static constexpr int chunks = 7;   ///< chunks of rows handed out by the row build (ListBuildRowsStaged)
-  static constexpr int count = 8;    ///< words allocated
+  static constexpr int tickets = 8;  ///< tiles handed out by the cell scan (ListScanCells)
+  static constexpr int count = 9;    ///< words allocated
 };
 
 /// A position packed for one vector load, with a slot index in the fourth word (its bits).
@@ -392,91 +393,95 @@ struct ListBinCount {
   }
 };
 
-/// Cells per block of the three-kernel cell scan (each thread of a 1024-thread block takes 4).
+/// Cells per block of the cell scan (each thread of a 1024-thread block takes 4).
 inline constexpr Index list_scan_tile = 4096;
 
-/// Rebuild step 2a (when request is set): the count of each tile of list_scan_tile cells, into tile_sum[block].
-template <class Real, int Dim>
-struct ListTileSums {
-  ListShape<Real, Dim> s;   ///< the list
-  std::uint32_t* tile_sum;  ///< one per block
-  template <class Block>
-  CELLINT_HD void operator()(Block& b) const {
-    if (!s.ctrl[ListWord::request]) return;
-    unsigned* sh = b.template shared<unsigned>();
-    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
-    const Index cells = s.geo.cell_count(), lo = static_cast<Index>(b.block_rank()) * list_scan_tile;
-    unsigned sum = 0;
-    for (Index c = lo + t; c < lo + list_scan_tile && c < cells; c += threads) sum += s.count[c];
-    sh[t] = sum;
-    b.sync();
-    block_exclusive_scan_inplace(b, sh, threads, sh + threads);
-    if (t == 0) tile_sum[b.block_rank()] = sh[threads];
-  }
-};
-
-/// Rebuild step 2b, one block: decides (request -> active, request cleared, the rebuild logged), then the exclusive
-/// scan of the tile sums (each thread sums a run of tiles, the paper's block scan combines the runs).
-template <class Real, int Dim>
-struct ListScanTiles {
-  ListShape<Real, Dim> s;   ///< the list
-  std::uint32_t* tile_sum;  ///< in: tile counts; out: their exclusive prefix sums
-  Index tiles;              ///< number of tiles
-  template <class Block>
-  CELLINT_HD void operator()(Block& b) const {
-    unsigned* sh = b.template shared<unsigned>();  // block_size() run sums, then the total
-    const unsigned go = s.ctrl[ListWord::request];
-    b.sync();  // every thread has read the request before it is cleared
-    const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
-    if (t == 0) s.decide();
-    if (!go) return;
-    const Index per = (tiles + threads - 1) / threads;
-    const Index lo = t * per < tiles ? t * per : tiles;
-    const Index hi = lo + per < tiles ? lo + per : tiles;
-    unsigned sum = 0;
-    for (Index c = lo; c < hi; ++c) sum += tile_sum[c];
-    sh[t] = sum;
-    b.sync();
-    block_exclusive_scan_inplace(b, sh, threads, sh + threads);
-    unsigned run = sh[t];
-    for (Index c = lo; c < hi; ++c) {
-      const unsigned v = tile_sum[c];
-      tile_sum[c] = run;
-      run += v;
-    }
-    if (t == 0) s.start[s.geo.cell_count()] = sh[threads];
-  }
-};
-
-/// Rebuild step 2c (when active): start[c] for the cells of each tile (the tile's offset plus the block scan of its
-/// counts), the counts left at zero for the next rebuild. With `tile_sum` null the grid is one tile and this one block
-/// is the whole scan: it decides (see ListScanTiles) and writes the total, and steps 2a and 2b are not launched.
+/// Rebuild step 2, one kernel for the whole scan: start[c] for every list cell (exclusive prefix sums of the counts),
+/// the total in start[cells], the counts left at zero for the next rebuild; its last block decides (request ->
+/// active, request cleared, the rebuild logged). One block per tile of list_scan_tile cells, each scanning its tile in
+/// shared memory (the paper's block scan) and finding the counts of the tiles before it by decoupled look-back: tiles
+/// are numbered in the order blocks start (a ticket), so that every tile a block waits for belongs to a block that
+/// runs. Each tile publishes one 64-bit word: status (1: its own count, 2: its count with every tile before it) above
+/// its value. The words alternate between two sets by the parity of the rebuild count: a rebuild clears the set the
+/// next one uses, which nothing reads meanwhile. An update that does not rebuild returns at once in every block.
 template <class Real, int Dim>
 struct ListScanCells {
-  ListShape<Real, Dim> s;         ///< the list
-  const std::uint32_t* tile_sum;  ///< the tiles' offsets (null: a single tile)
+  ListShape<Real, Dim> s;            ///< the list
+  unsigned long long* tile_word;     ///< 2 * tiles words, zero at first
+  Index tiles;                       ///< blocks launched
+  int window;                        ///< tiles the look-back reads at once (at most the threads per block)
+  /// Shared memory the kernel needs.
+  constexpr std::size_t shared_bytes() const {
+    return sizeof(unsigned) * (static_cast<std::size_t>(list_scan_tile) + 5 + 2 * static_cast<std::size_t>(window));
+  }
   template <class Block>
   CELLINT_HD void operator()(Block& b) const {
     const int t = static_cast<int>(b.thread_rank()), threads = static_cast<int>(b.block_size());
-    if (!tile_sum) {
-      const unsigned go = s.ctrl[ListWord::request];
-      b.sync();  // every thread has read the request before it is cleared
-      if (t == 0) s.decide();
-      if (!go) return;
-    } else if (!s.ctrl[ListWord::active]) {
+    unsigned* sh = b.template shared<unsigned>();  // the tile's counts, its total, then the look-back's words
+    unsigned* ctl = sh + list_scan_tile + 1;        // ticket, parity, the tiles' sum before this one, look-back state
+    unsigned* st = ctl + 4;                         // the window's statuses and values
+    unsigned* val = st + window;
+    if (!s.ctrl[ListWord::request]) {
+      if (b.block_rank() == 0 && t == 0) s.decide();  // (clears `active`; `request` stays zero)
       return;
     }
-    unsigned* sh = b.template shared<unsigned>();  // list_scan_tile counts, then the total
-    const Index cells = s.geo.cell_count(), lo = static_cast<Index>(b.block_rank()) * list_scan_tile;
+    b.sync();  // every thread has read the request before the block takes its ticket
+    if (t == 0) {
+      ctl[1] = s.ctrl[ListWord::builds] & 1u;
+      b.fence();  // the request and the rebuild count read before the ticket: the last block changes them
+      ctl[0] = tiles > 1 ? b.atomic_add(&s.ctrl[ListWord::tickets], 1u) : 0u;
+    }
+    b.sync();
+    const Index tile = static_cast<Index>(ctl[0]);
+    const unsigned parity = ctl[1];
+    const Index cells = s.geo.cell_count(), lo = tile * list_scan_tile;
     const int n = static_cast<int>(cells - lo < list_scan_tile ? cells - lo : list_scan_tile);
     for (int k = t; k < n; k += threads) sh[k] = s.count[lo + k];
     b.sync();
     block_exclusive_scan_inplace(b, sh, n, sh + list_scan_tile);
-    if (!tile_sum && t == 0) s.start[cells] = sh[list_scan_tile];
-    const unsigned base = tile_sum ? tile_sum[b.block_rank()] : 0u;
+    const unsigned own = sh[list_scan_tile];
+    unsigned long long* words = tile_word + parity * static_cast<unsigned long long>(tiles);
+    if (t == 0 && tiles > 1) {
+      tile_word[(1u - parity) * static_cast<unsigned long long>(tiles) + tile] = 0ull;  // the next rebuild's word
+      b.atomic_add(&words[tile], (static_cast<unsigned long long>(tile == 0 ? 2u : 1u) << 32) | own);
+      ctl[2] = 0u;
+    }
+    // look-back: windows of up to `window` tiles before this one, nearest first, summed up to the first inclusive
+    // value; a window with a tile not yet published is read again
+    for (Index hi = tile; hi > 0;) {
+      const Index m = hi < window ? hi : window;
+      if (t < m) {
+        const unsigned long long w = b.atomic_add(&words[hi - 1 - t], 0ull);
+        st[t] = static_cast<unsigned>(w >> 32);
+        val[t] = static_cast<unsigned>(w);
+      }
+      b.sync();
+      if (t == 0) {
+        unsigned sum = 0, state = 1;  // 0: read again, 1: go on before this window, 2: done
+        for (Index j = 0; j < m && state == 1; ++j) {
+          if (st[j] == 0u) state = 0;
+          else sum += val[j], state = st[j] == 2u ? 2u : 1u;
+        }
+        if (state != 0) ctl[2] += sum;
+        ctl[3] = state;
+      }
+      b.sync();
+      const unsigned state = ctl[3];
+      if (state == 2u) break;
+      if (state == 1u) hi -= m;
+      b.sync();  // (the window's words are read again or replaced only after every thread has seen `state`)
+    }
+    const unsigned base = tile > 0 ? ctl[2] : 0u;
+    if (t == 0 && tile > 0) b.atomic_add(&words[tile], (1ull << 32) + base);  // status 1 -> 2, value own -> base + own
     for (int k = t; k < n; k += threads) {
       s.start[lo + k] = base + sh[k];
       s.count[lo + k] = 0u;
+    }
+    if (t == 0 && tile == tiles - 1) {  // every block took its ticket (and read request and builds) before this one
+      s.start[cells] = base + own;
+      s.ctrl[ListWord::tickets] = 0u;
+      b.fence();
+      s.decide();
     }
   }
 };

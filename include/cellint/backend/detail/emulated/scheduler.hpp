@@ -238,6 +238,14 @@ class Block {
 #endif
   }
 
+  /// Memory fence: this thread's loads and stores before it are seen by every other thread (other blocks run on other
+  /// OS threads) before its loads and stores after it.
+  CELLINT_HD void fence() const {
+#if !defined(CELLINT_DEVICE_PASS)
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+  }
+
   /// The block's dynamic shared memory (LaunchShape::shared_bytes bytes, 16-byte aligned).
   template <class T>
   CELLINT_HD T* shared() const {
