@@ -259,6 +259,100 @@ TEST_CASE("neighbour lists: the cell scan over many tiles, rebuild after rebuild
   }
 }
 
+/// The cell scan kernel alone (ListScanCells, the one the list launches): dense random counts over more than a
+/// thousand tiles and a last partial one, idle updates between rebuilds (which must leave every word alone), and
+/// look-back windows of 1, 8 and 32 tiles, on the GPU-like backends. Each rebuild must give the exclusive scan, the total, the
+/// counts at zero, `active` set, `request` and the tickets cleared, and the update logged. A kernel that read the
+/// other parity's words, summed a window twice or stopped at a tile's own count would fail it.
+/// (The Host backend scans on the calling thread, with the scan that every grid uses: no kernel to test.)
+#ifndef CELLINT_TEST_HOST_LOOPS
+template <class Backend>
+void check_scan_kernel() {
+  const std::uint64_t seed = fresh_seed();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  constexpr Index tile = cellint::detail::list_scan_tile;
+#ifdef CELLINT_TEST_GPU
+  const Index tiles = 4000;
+  const unsigned threads = 1024;
+#else
+  const Index tiles = 1100;
+  const unsigned threads = 64;
+#endif
+  const Index cells = tiles * tile - 64 * static_cast<Index>(1 + rng() % 63);  // a last tile part full, 64 | cells
+  using W = cellint::detail::ListWord;
+  for (int window : {1, 8, 32}) {
+    INFO("window " << window);
+    cellint::detail::ListShape<float, 3> s{};
+    s.geo.cells[0] = cells / 64;
+    s.geo.cells[1] = 64;
+    s.geo.cells[2] = 1;
+    REQUIRE(s.geo.cell_count() == cells);
+    Buffer<Backend, std::uint32_t> count(static_cast<std::size_t>(cells) + 1),
+        start(static_cast<std::size_t>(cells) + 1);
+    Buffer<Backend, unsigned> ctrl(W::count);
+    Buffer<Backend, Index> log(4);
+    Buffer<Backend, unsigned long long> words(2 * static_cast<std::size_t>(tiles));
+    words.fill_bytes(0);
+    count.fill_bytes(0);
+    start.fill_bytes(0);
+    ctrl.fill_bytes(0);
+    s.count = count.data();
+    s.start = start.data();
+    s.ctrl = ctrl.data();
+    s.log = log.data();
+    s.log_size = 4;
+    const cellint::detail::ListScanCells<float, 3> scan{s, words.data(), tiles, window};
+    std::vector<unsigned> c(ctrl.size());
+    std::vector<std::uint32_t> before = start.to_host();
+    unsigned builds = 0;
+    for (int round = 0; round < 7; ++round) {
+      INFO("round " << round);
+      const bool rebuild = round % 3 != 1;  // (rebuilds back to back, and idle updates between)
+      std::vector<std::uint32_t> n(static_cast<std::size_t>(cells) + 1, 0u);  // (an idle update's too: left alone)
+      for (Index k = 0; k < cells; ++k) n[static_cast<std::size_t>(k)] = static_cast<std::uint32_t>(rng() % 9);
+      count.upload(n.data());
+      c = ctrl.to_host();
+      c[W::request] = rebuild ? 1u : 0u;
+      c[W::active] = 7u;  // (the scan overwrites it either way)
+      c[W::updates] = static_cast<unsigned>(10 + round);
+      ctrl.upload(c.data());
+      Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads, scan.shared_bytes()}, scan);
+      Backend::synchronize();
+      const std::vector<std::uint32_t> got = start.to_host(), left = count.to_host();
+      c = ctrl.to_host();
+      CHECK(c[W::request] == 0u);
+      CHECK(c[W::active] == (rebuild ? 1u : 0u));
+      CHECK(c[W::tickets] == 0u);
+      if (rebuild) {
+        ++builds;
+        CHECK(c[W::builds] == builds);
+        CHECK(log.to_host()[(builds - 1) % 4] == 10 + round);
+        std::uint32_t sum = 0;
+        Index wrong = 0, first = -1;
+        for (Index k = 0; k <= cells; ++k) {
+          if (got[static_cast<std::size_t>(k)] != sum && !wrong++) first = k;
+          sum += n[static_cast<std::size_t>(k)];
+        }
+        CHECK(wrong == 0);
+        CHECK(first == -1);  // (the first cell whose start is wrong: its tile is first / list_scan_tile)
+        CHECK(std::count(left.begin(), left.begin() + cells, 0u) == cells);
+      } else {
+        CHECK(c[W::builds] == builds);
+        CHECK(got == before);  // an idle update writes no start and clears no count
+        CHECK(left == n);
+      }
+      before = got;
+    }
+  }
+}
+
+TEST_CASE("neighbour lists: the cell scan kernel over a thousand tiles, rebuilds and idle updates",
+          CELLINT_TEST_TAG "[lists]") {
+  check_scan_kernel<B>();
+}
+#endif
+
 TEST_CASE("neighbour lists: rows and columns on every backend", CELLINT_TEST_TAG "[lists]") {
   // (each backend's own layout is the other one's default: Columns on GPU-like backends, Rows on the Host)
   for (ListLayout layout : {ListLayout::Rows, ListLayout::Columns})

@@ -610,9 +610,11 @@ class NeighborList {
       // one kernel, a block per tile of cells (a kernel launched and returning at once costs ~2 us a step on an H100);
       // the look-back reads 32 tiles at once on GPUs, one on the Emulated backend (whose few blocks in flight would
       // otherwise never make it look past a first window)
-      const unsigned threads = Backend::device_memory ? 1024 : 64;  // (the Emulated backend: fewer, cheaper threads)
+      constexpr unsigned threads = Backend::device_memory ? 1024 : 64;  // (Emulated: fewer, cheaper threads)
+      constexpr int window = Backend::device_memory ? 32 : 1;
+      static_assert(window <= static_cast<int>(threads), "the look-back reads a window with one thread per tile");
       const Index tiles = (geo_.cell_count() + detail::list_scan_tile - 1) / detail::list_scan_tile;
-      const detail::ListScanCells<Real, Dim> scan{s, tile_word_.data(), tiles, Backend::device_memory ? 32 : 1};
+      const detail::ListScanCells<Real, Dim> scan{s, tile_word_.data(), tiles, window};
       Backend::launch(LaunchShape{static_cast<unsigned>(tiles), threads, scan.shared_bytes()}, scan, stream);
     } else {  // host memory: the same steps on the calling thread (count_ has one spare zero at the end)
       if (!s.decide()) return;

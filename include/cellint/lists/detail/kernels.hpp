@@ -268,10 +268,11 @@ struct ListShape {
   CELLINT_HD unsigned decide() const {
     const unsigned go = ctrl[ListWord::request];
     ctrl[ListWord::active] = go;
-    ctrl[ListWord::request] = 0u;
     ctrl[ListWord::chunks] = 0u;
-    if (go)
+    if (go) {  // (an idle update leaves `request` alone: other blocks of the cell scan may be reading it)
+      ctrl[ListWord::request] = 0u;
       log[ctrl[ListWord::builds]++ % static_cast<unsigned>(log_size)] = static_cast<Index>(ctrl[ListWord::updates]);
+    }
     return go;
   }
 };
@@ -422,7 +423,7 @@ struct ListScanCells {
     unsigned* st = ctl + 4;                         // the window's statuses and values
     unsigned* val = st + window;
     if (!s.ctrl[ListWord::request]) {
-      if (b.block_rank() == 0 && t == 0) s.decide();  // (clears `active`; `request` stays zero)
+      if (b.block_rank() == 0 && t == 0) s.decide();  // (clears `active`; `request` is not written)
       return;
     }
     b.sync();  // every thread has read the request before the block takes its ticket
