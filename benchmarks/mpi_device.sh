@@ -7,8 +7,8 @@
 #            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
 #   skin     the weak runs again with a skin of 0.5 (and the one-GPU demo beside them)
 #   repeat   the weak runs with and without overlap, alternated, ROUNDS times (default 3): the run-to-run spread
-#   margin   the weak runs with ghost margins 0 (every list rebuild redistributes), 0.3 (the default) and 0.6 (or
-#            MARGINS), alternated, ROUNDS times (default 2), with --breakdown runs of 0 and 0.6 (BREAKDOWN_MARGINS)
+#   margin   the weak runs with ghost margins 0 (every list rebuild redistributes), 0.3 and 0.6 (or MARGINS; the
+#            default is 0.9), alternated, ROUNDS times (default 2), with --breakdown runs of 0 and 0.6 (BREAKDOWN_MARGINS)
 #   shape    the weak runs with the box grown as a cube and with the one-GPU box replicated along x (as LAMMPS
 #            runs in.lj's weak scaling), alternated, ROUNDS times (default 2)
 #   ab       two builds of the MPI demo alternated, ROUNDS times (default 3), weak scaling in each of SHAPES (default
@@ -21,10 +21,12 @@
 #            under nsys, its CUDA API summary per rank
 #   shared   A_BIN and B_BIN (as ab) alternated ROUNDS times (default 2), RANKS ranks (default 2) on however many GPUs,
 #            the one-GPU box replicated, with --breakdown: a redistribution's parts where multi-GPU machines are not lent
+#   options  the weak runs (WEAK_SHAPE, default replicate) once for each of VARIANTS (as above), alternated ROUNDS
+#            times (default 3); medians, list rebuilds and redistributions in options.txt
 #   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
 #            the overlapped steps), once for each of VARIANTS as above (default: none)
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
-#                                 [variants] [timeline]
+#                                 [variants] [options] [timeline]
 #   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
@@ -102,6 +104,7 @@ for stage in "${STAGES[@]}"; do
              "--precision double --cells 12 --overlap on --check-serial 1e-9" \
              "--precision double --cells 12 --ghost-margin 0 --check-serial 1e-9" \
              "--precision double --cells 12 --ghost-margin 0.6 --check-serial 1e-9" \
+             "--precision double --cells 12 --redistribute any --check-serial 1e-9" \
              "--precision float --cells 20 --check-serial 1e-3" \
              "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
       say "$np ranks: $a"
@@ -276,6 +279,43 @@ EOF
       fi
     fi
     ;;
+  options)
+    IFS=';' read -ra vs <<<"${VARIANTS:-}"
+    [ ${#vs[@]} -eq 0 ] && vs=("")
+    for round in $(seq 1 "${ROUNDS:-3}"); do
+      i=0
+      for v in "${vs[@]}"; do
+        i=$((i + 1))
+        split_variant "$v"
+        say "round $round, option set $i, weak scaling: ${v:-(as built)}"
+        env ${envs[@]+"${envs[@]}"} BIN="$BIN/cellint_lj_mpi_cuda" OUT="$OUT/runs" LAUNCH="${M[*]}" \
+          ARGS="--precision float ${opts[*]-}" WEAK_ATOMS=2048000 WEAK_SHAPE="${WEAK_SHAPE:-replicate}" STEPS=1000 \
+          KINDS=weak TAG="options_${i}_r${round}_" bash "$here/benchmarks/mpi_scaling.sh" "${ranks[@]}" 2>&1 |
+          grep -E 'efficiency|rc [1-9]' | tee -a "$log"
+      done
+    done
+    VARIANTS=${VARIANTS:-} python3 - "$OUT/runs" <<'EOF' | tee "$OUT/options.txt" | tee -a "$log"
+import glob, json, os, statistics, sys
+runs = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "options_*_weak_np*.json"))):
+    parts = os.path.basename(f)[:-5].split("_")
+    runs.setdefault((int(parts[1]), int(parts[-1][2:])), []).append(json.load(open(f)))
+names = os.environ["VARIANTS"].split(";")
+for i in sorted({k[0] for k in runs}):
+    ones = [r["atom_steps_per_s"] for r in runs.get((i, 1), [])]
+    one = statistics.median(ones) if ones else 0
+    cols = []
+    for np in sorted(n for j, n in runs if j == i):
+        rs = runs[(i, np)]
+        rates = [r["atom_steps_per_s"] for r in rs]
+        med = statistics.median(rates)
+        eff = ", %.1f %%" % (100 * med / (np * one)) if one and np > 1 else ""
+        cols.append("%d GPUs %.4g (%s%s; rebuilds %s, with redistribution %s)" % (
+            np, med, " ".join("%.4g" % x for x in rates), eff, " ".join(str(r["rebuilds"]) for r in rs),
+            " ".join(str(r["redistributions"]) for r in rs)))
+    print("%d [%s]: %s" % (i, names[i - 1] if i <= len(names) else "", "; ".join(cols)))
+EOF
+    ;;
   timeline)
     IFS=';' read -ra vs <<<"${VARIANTS:-}"
     [ ${#vs[@]} -eq 0 ] && vs=("")
@@ -291,7 +331,7 @@ EOF
       done
     done
     ;;
-  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape, ab, breakdown, variants, timeline)"; exit 1 ;;
+  *) echo "unknown stage $stage (check, scaling, skin, repeat, margin, shape, ab, breakdown, shared, variants, options, timeline)"; exit 1 ;;
   esac
 done
 cp "$OUT"/runs/*lj_mpi_scaling*.json "$OUT"/ 2>/dev/null

@@ -348,7 +348,8 @@ struct SumTriples {
 };
 
 /// Sets moved[0] to 1 when some atom moved farther than sqrt(limit2) since the last rebuild; with `ref2`, also
-/// moved[1] to 1 when some atom moved farther than sqrt(limit2b) since the positions ref2 holds.
+/// moved[1] to 1 when some atom moved farther than sqrt(limit2b) since the positions ref2 holds, and, with limit2c > 0,
+/// moved[2] to 1 when one moved farther than sqrt(limit2c) since them.
 template <class Real>
 struct MovedTooFar {
   const Real* x[3];
@@ -357,6 +358,7 @@ struct MovedTooFar {
   unsigned* moved;
   const Real* ref2[3] = {nullptr, nullptr, nullptr};
   Real limit2b = 0;
+  Real limit2c = 0;
   template <class A>
   CELLINT_HD void operator()(A& atomics, Index i) const {
     Real r2 = 0, r2b = 0;
@@ -370,6 +372,7 @@ struct MovedTooFar {
     }
     if (r2 > limit2) atomics.atomic_max(moved, 1u);
     if (ref2[0] && r2b > limit2b) atomics.atomic_max(moved + 1, 1u);
+    if (limit2c > 0 && r2b > limit2c) atomics.atomic_max(moved + 2, 1u);
   }
 };
 

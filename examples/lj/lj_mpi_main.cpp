@@ -14,7 +14,7 @@
 //    Verlet list (cutoff + skin) with rows for the owned atoms only gives the forces. When some atom anywhere has moved
 //    more than skin / 2 since the list's build (an MPI_Allreduce of each rank's flags), every rank rebuilds its list
 //    over the atoms and ghosts it has; the ghost layer is wider than cutoff + skin by a margin (--ghost-margin), and
-//    only when an atom has moved more than (skin + margin) / 2 since the last redistribution does every rank call
+//    only at a rebuild where an atom has moved more than margin / 2 since the last redistribution does every rank call
 //    redistribute() (migration and a new ghost layer on the backend, velocities carried) before the list.
 // Thermo lines sum over the ranks. With --check-serial TOL, rank 0 runs the same system alone (one rank,
 // MPI_COMM_SELF) and compares: step-0 thermo (identical to 10 digits in double), every atom's final position within
@@ -53,7 +53,8 @@ struct Run {
   double check_serial = -1;    // < 0: off
   bool overlap = true;         // list loop: the vote and the list's work while the ghosts' positions travel
   std::string overlap_mode = "auto";  // list loop: auto | on | off | pack (see --overlap)
-  double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: the skin)
+  double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: three times the skin)
+  bool redistribute_any_step = false;  // list loop: --redistribute any (the rule before relist)
   bool timeline = false;       // list loop, CUDA build: the GPU timeline of the steps without a rebuild
   std::string json;            // summary file (rank 0; empty: none)
 };
@@ -85,8 +86,11 @@ void usage(const char* prog) {
       "                      off: the vote, the ghosts, then every row; auto (the default): pack where the\n"
       "                      ghosts go GPU to GPU ordered on the GPUs, else on\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
-      "                      migration or a new ghost layer until an atom has moved (skin + X) / 2\n"
-      "                      (default: the skin; 0: every rebuild redistributes)\n"
+      "                      migration or a new ghost layer while the atoms stay within it\n"
+      "                      (default: three times the skin; 0: every rebuild redistributes)\n"
+      "  --redistribute R    list loop: relist (the default): a list rebuild redistributes when an atom\n"
+      "                      has moved more than X / 2 since the last redistribution; any: any step\n"
+      "                      redistributes (and rebuilds) when one has moved more than (skin + X) / 2\n"
       "  --timeline          list loop, CUDA: each rank's GPU timeline of a step without a rebuild\n"
       "                      (events, the mean over such steps)\n"
       "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
@@ -147,6 +151,10 @@ Run parse(int argc, char** argv) {
     } else if (a == "--ghost-margin") {
       r.ghost_margin = args.real();
       if (!(r.ghost_margin >= 0)) args.fail("--ghost-margin must be >= 0");
+    } else if (a == "--redistribute") {
+      const std::string v = args.value();
+      if (v != "relist" && v != "any") args.fail("--redistribute must be relist or any");
+      r.redistribute_any_step = v == "any";
     } else if (a == "--timeline") {
       r.timeline = true;
     } else if (a == "--json") {
@@ -351,7 +359,7 @@ class ListLoop {
   ListLoop(MPI_Comm comm, const Run& r, const lj::Lattice& lat)
       : r_(r),
         skin_(r.o.skin >= 0 ? r.o.skin : 0.3),
-        margin_(r.ghost_margin >= 0 ? r.ghost_margin : skin_),
+        margin_(r.ghost_margin >= 0 ? r.ghost_margin : 3 * skin_),
         g_(comm, lj::box_of<Real>(lat), static_cast<Real>(r.o.cutoff), r.ranks, static_cast<Real>(skin_ + margin_)),
         lj_(LJ::make(Real(1), Real(1), static_cast<Real>(r.o.cutoff), r.o.shifted)),
         forces_only_(lj_),
@@ -368,7 +376,7 @@ class ListLoop {
       }
     partials_.resize(3 * lanes1);
     totals_.resize(3 * lanes2);
-    moved_.resize(2);
+    moved_.resize(3);
     g_.migrate(true);
     rebuild(true);
   }
@@ -560,7 +568,8 @@ class ListLoop {
     auto& grid = g_.grid();
     const auto v = velocities();
     moved_.fill_bytes(0, grid.stream());
-    const Real half = static_cast<Real>(0.5 * skin_), far = static_cast<Real>(0.5 * (skin_ + margin_));
+    const Real half = static_cast<Real>(0.5 * skin_),
+               far = static_cast<Real>(0.5 * (r_.redistribute_any_step ? skin_ + margin_ : margin_));
     KickDriftMoved<Real, Acc, Force> k{{{grid.positions(0), grid.positions(1), grid.positions(2)},
                                         {v[0], v[1], v[2]},
                                         forces_.data(),
@@ -570,11 +579,13 @@ class ListLoop {
                                         {ref_[0].data(), ref_[1].data(), ref_[2].data()},
                                         half * half,
                                         moved_.data()}};
-    if (margin_ > 0)  // (else every rebuild redistributes: the second reference is not read)
-      for (int d = 0; d < 3; ++d) {
-        k.moved.ref2[d] = moved_ref_[d].data();
-        k.moved.limit2b = far * far;
-      }
+    if (margin_ > 0) {  // (else every rebuild redistributes: the second reference is not read)
+      for (int d = 0; d < 3; ++d) k.moved.ref2[d] = moved_ref_[d].data();
+      k.moved.limit2b = far * far;
+      // the bound that the rule keeps (moved_too_far() checks it), with 1 % of the skin for rounding
+      const Real bound = static_cast<Real>(0.5 * (skin_ + margin_) + 0.01 * skin_);
+      k.moved.limit2c = bound * bound;
+    }
     cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
     kick_pending_ = false;
   }
@@ -589,9 +600,14 @@ class ListLoop {
   }
 
   // What the ranks' displacements ask for: a new list (an atom moved more than skin / 2 since the list's build), and a
-  // redistribution with it (an atom moved more than (skin + margin) / 2 since the last one: with a ghost layer of
-  // cutoff + skin + margin, until then every atom within reach of an owned one is in the rank's grid, owned atoms
-  // having moved out of their sub-box by that much at most).
+  // redistribution with it. With a ghost layer of cutoff + skin + margin, a list built over the rank's atoms and ghosts
+  // holds every pair of its rows while no atom has moved more than (skin + margin) / 2 since the last redistribution
+  // (every atom within reach of an owned one is then in the rank's grid, owned atoms having moved out of their sub-box
+  // by that much at most). So a rebuild redistributes too when an atom has moved more than margin / 2 since the last
+  // one (the list's rule keeps every atom within skin / 2 of its place at the rebuild until the next): redistributions
+  // come only with list rebuilds, never between two (--redistribute relist, the default). --redistribute any (the
+  // rule before it) redistributes at any step where an atom has moved more than (skin + margin) / 2, which rebuilds
+  // the list there too, out of its own rhythm.
   struct Moved {
     bool relist = false, redistribute = false;
     bool any() const { return relist || redistribute; }
@@ -609,15 +625,20 @@ class ListLoop {
     }
   }
   Moved moved_too_far(typename B::Stream s) {  // (waits for stream s; one MPI_Allreduce)
-    unsigned* mine = flags_host_.reserve(2);   // (page-locked: the copy needs no staging by the driver)
-    unsigned any[2] = {0, 0};
-    B::copy(mine, moved_.data(), 2 * sizeof(unsigned), cellint::CopyKind::DeviceToHost, s);  // (kick_drift()'s flags)
+    unsigned* mine = flags_host_.reserve(3);   // (page-locked: the copy needs no staging by the driver)
+    unsigned any[3] = {0, 0, 0};
+    B::copy(mine, moved_.data(), 3 * sizeof(unsigned), cellint::CopyKind::DeviceToHost, s);  // (kick_drift()'s flags)
     tl_.host_mark(8);
-    MPI_Allreduce(mine, any, 2, MPI_UNSIGNED, MPI_MAX, g_.comm());
+    MPI_Allreduce(mine, any, 3, MPI_UNSIGNED, MPI_MAX, g_.comm());
     tl_.host_mark(9);
     Moved m;
-    m.redistribute = any[1] != 0 || (margin_ <= 0 && any[0] != 0);
     m.relist = any[0] != 0;
+    m.redistribute = r_.redistribute_any_step ? any[1] != 0 || (margin_ <= 0 && m.relist)
+                                              : m.relist && (margin_ <= 0 || any[1] != 0);
+    if (any[2] != 0 && !m.redistribute)  // (the same flags on every rank: every rank throws)
+      throw std::logic_error(
+          "an atom moved more than (skin + margin) / 2 since the last redistribution and the step "
+          "does not redistribute: its rank's ghost layer may miss a pair (a defect of the rebuild rule)");
     return m;
   }
 
