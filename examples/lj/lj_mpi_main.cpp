@@ -55,6 +55,7 @@ struct Run {
   std::string overlap_mode = "auto";  // list loop: auto | on | off | pack (see --overlap)
   double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: three times the skin)
   bool redistribute_any_step = false;  // list loop: --redistribute any (the rule before relist)
+  std::string neigh_trigger = "auto";  // list loop: auto | pairs | half-skin (cellint::ListOptions::trigger)
   bool timeline = false;       // list loop, CUDA build: the GPU timeline of the steps without a rebuild
   std::string json;            // summary file (rank 0; empty: none)
 };
@@ -88,9 +89,14 @@ void usage(const char* prog) {
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer while the atoms stay within it\n"
       "                      (default: three times the skin; 0: every rebuild redistributes)\n"
+      "  --neigh-trigger T   list loop: pairs = a rebuild when an atom past skin / 2 may have come within\n"
+      "                      the cutoff of an atom its row lacks (checked after the ghosts arrive, a\n"
+      "                      second vote); half-skin = when an atom passed skin / 2; auto (default):\n"
+      "                      pairs from 250,000 particles in a rank's grid\n"
       "  --redistribute R    list loop: relist (the default): a list rebuild redistributes when an atom\n"
-      "                      has moved more than X / 2 since the last redistribution; any: any step\n"
-      "                      redistributes (and rebuilds) when one has moved more than (skin + X) / 2\n"
+      "                      has moved more than X / 2 since the last redistribution (a little less with\n"
+      "                      the pair trigger); any: any step redistributes (and rebuilds) when one has\n"
+      "                      moved more than (skin + X) / 2\n"
       "  --timeline          list loop, CUDA: each rank's GPU timeline of a step without a rebuild\n"
       "                      (events, the mean over such steps)\n"
       "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
@@ -151,6 +157,10 @@ Run parse(int argc, char** argv) {
     } else if (a == "--ghost-margin") {
       r.ghost_margin = args.real();
       if (!(r.ghost_margin >= 0)) args.fail("--ghost-margin must be >= 0");
+    } else if (a == "--neigh-trigger") {
+      r.neigh_trigger = args.value();
+      if (r.neigh_trigger != "auto" && r.neigh_trigger != "pairs" && r.neigh_trigger != "half-skin")
+        args.fail("--neigh-trigger must be auto, pairs or half-skin");
     } else if (a == "--redistribute") {
       const std::string v = args.value();
       if (v != "relist" && v != "any") args.fail("--redistribute must be relist or any");
@@ -181,6 +191,7 @@ struct Outcome {
   std::string loop = "cells";  // cells | list
   long rebuilds = 0;           // list loop: list rebuilds in the loop
   long redistributions = 0;    // list loop: those with migration and a new ghost layer (redistribute())
+  long pair_checks = 0;        // list loop, pair trigger: steps whose rebuild vote waited for the pair check
   std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
   std::string overlap_mode = "none";  // list loop: on, off or pack (--overlap, auto resolved)
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
@@ -391,7 +402,7 @@ class ListLoop {
     forces();
     thermo(out, 0, print);
     for (double& x : t_) x = 0;
-    const long rebuilds0 = rebuilds_, moves0 = redistributions_;
+    const long rebuilds0 = rebuilds_, moves0 = redistributions_, checks0 = pair_checks_;
     g_.profile(o.breakdown);
     list_s_ = 0;
     MPI_Barrier(g_.comm());
@@ -414,6 +425,7 @@ class ListLoop {
       // enqueued without waiting for the GPUs (peer copies and flags or events; host memory), else before it.
       Moved moved;
       bool voted = false, exchanged = false;
+      bool interior_checked = false, border_checked = false;  // (packed with the displacement check: the pair check's)
       auto vote = [&](typename B::Stream flags) {
         timed(t_[4], [&] { moved = moved_too_far(flags); });
         tl_.previous_done();
@@ -432,13 +444,18 @@ class ListLoop {
                   tl_.host_mark(7);     // (the host: the exchange is enqueued)
                   const auto flags = flags_stream();
                   tl_.mark(2, g_.grid().stream());
-                  list_->update(g_.grid(), cellint::ListPart::Interior);
+                  list_->update(g_.grid(), cellint::ListPart::Interior, pairs_);
+                  interior_checked = pairs_;
                   tl_.mark(3, g_.grid().stream());
                   vote(flags);
                   return;
                 }
                 tl_.host_mark(7);
                 if (!voted) vote(g_.grid().stream());
+                if (moved.check_pairs) {
+                  list_->update(g_.grid(), cellint::ListPart::Interior, true);
+                  interior_checked = true;
+                }
                 if (moved.any()) return;
                 tl_.mark(2, g_.grid().stream());
                 list_->update(g_.grid(), cellint::ListPart::Interior);
@@ -446,6 +463,10 @@ class ListLoop {
                 tl_.mark(3, g_.grid().stream());
               },
               [&] {
+                if (moved.check_pairs) {
+                  list_->update(g_.grid(), cellint::ListPart::Border, true);
+                  border_checked = true;
+                }
                 if (moved.any()) return;
                 tl_.mark(4, g_.grid().stream());  // (the exchange's stream: the ghosts are in)
                 list_->update(g_.grid(), cellint::ListPart::Border);
@@ -467,6 +488,15 @@ class ListLoop {
         tl_.mark(5, g_.grid().stream());
         timed(t_[3], [&] { forces(); });
         tl_.mark(6, g_.grid().stream());
+      }
+      if (moved.check_pairs) {  // the pair check, then a second vote: a rebuild only where a pair may be missed
+        ++pair_checks_;
+        bool needed = true;
+        timed(t_[4], [&] { needed = rebuild_needed(interior_checked, border_checked, exchanged); });
+        if (!needed) {
+          moved = Moved{};
+          timed(t_[3], [&] { forces(); });
+        }
       }
       if (moved.redistribute) {
         timed(t_[1], [&] { rebuild(false); });  // migrate, new ghosts, list
@@ -494,6 +524,7 @@ class ListLoop {
     out.ranks = g_.decomposition().ranks;
     out.rebuilds = rebuilds_ - rebuilds0;
     out.redistributions = redistributions_ - moves0;
+    out.pair_checks = pair_checks_ - checks0;
     if (o.breakdown && out.rebuilds > 0) {
       const auto& rt = g_.rebuild_times();
       const double mine[5] = {rt.classify, rt.migrate, rt.ghosts, rt.build, list_s_};
@@ -569,7 +600,7 @@ class ListLoop {
     const auto v = velocities();
     moved_.fill_bytes(0, grid.stream());
     const Real half = static_cast<Real>(0.5 * skin_),
-               far = static_cast<Real>(0.5 * (r_.redistribute_any_step ? skin_ + margin_ : margin_));
+               far = static_cast<Real>(r_.redistribute_any_step ? 0.5 * (skin_ + margin_) : std::max(0.0, relist_far()));
     KickDriftMoved<Real, Acc, Force> k{{{grid.positions(0), grid.positions(1), grid.positions(2)},
                                         {v[0], v[1], v[2]},
                                         forces_.data(),
@@ -604,12 +635,15 @@ class ListLoop {
   // holds every pair of its rows while no atom has moved more than (skin + margin) / 2 since the last redistribution
   // (every atom within reach of an owned one is then in the rank's grid, owned atoms having moved out of their sub-box
   // by that much at most). So a rebuild redistributes too when an atom has moved more than margin / 2 since the last
-  // one (the list's rule keeps every atom within skin / 2 of its place at the rebuild until the next): redistributions
+  // one (the list's rule keeps every atom within skin / 2 of its place at the rebuild until the next; with the pair
+  // check, within max_move_, a little more, and the bound is (skin + margin) / 2 - max_move_): redistributions
   // come only with list rebuilds, never between two (--redistribute relist, the default). --redistribute any (the
   // rule before it) redistributes at any step where an atom has moved more than (skin + margin) / 2, which rebuilds
   // the list there too, out of its own rhythm.
+  // With the pair trigger a list rebuild that the first vote asks for waits for the pair check (check_pairs), after
+  // the ghosts' positions, and a second vote: the rows may still hold every pair within the cutoff.
   struct Moved {
-    bool relist = false, redistribute = false;
+    bool relist = false, redistribute = false, check_pairs = false;
     bool any() const { return relist || redistribute; }
   };
   // A stream ordered after the kick only, for reading its flags while the grid's stream has more work (GPU backends:
@@ -634,12 +668,35 @@ class ListLoop {
     Moved m;
     m.relist = any[0] != 0;
     m.redistribute = r_.redistribute_any_step ? any[1] != 0 || (margin_ <= 0 && m.relist)
-                                              : m.relist && (margin_ <= 0 || any[1] != 0);
+                                              : m.relist && (margin_ <= 0 || relist_far() <= 0 || any[1] != 0);
+    m.check_pairs = pairs_ && m.relist && !(r_.redistribute_any_step && m.redistribute);
     if (any[2] != 0 && !m.redistribute)  // (the same flags on every rank: every rank throws)
       throw std::logic_error(
           "an atom moved more than (skin + margin) / 2 since the last redistribution and the step "
           "does not redistribute: its rank's ghost layer may miss a pair (a defect of the rebuild rule)");
     return m;
+  }
+
+  // With redistributions at list rebuilds: how far an atom may have moved since the last redistribution at a list
+  // rebuild that does not redistribute ((skin + margin) / 2 less the farthest any list lets an atom move before its
+  // next rebuild: margin / 2 with the half-skin trigger).
+  double relist_far() const { return 0.5 * (skin_ + margin_) - max_move_; }
+
+  // The pair check of every rank's list (both parts packed with the check; the ghosts' positions current), then the
+  // ranks' vote: whether any list may miss a pair. (Ranks whose list checks no pairs ask for a rebuild when an atom
+  // passed skin / 2.)
+  bool rebuild_needed(bool interior_checked, bool border_checked, bool& exchanged) {
+    auto& grid = g_.grid();
+    if (!interior_checked) list_->update(grid, cellint::ListPart::Interior, true);
+    if (!exchanged) {
+      g_.update_ghosts();
+      exchanged = true;
+    }
+    if (!border_checked) list_->update(grid, cellint::ListPart::Border, true);
+    const unsigned mine = list_->rebuild_needed(grid) ? 1u : 0u;
+    unsigned any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED, MPI_MAX, g_.comm());
+    return any != 0;
   }
 
   // A new list over the same owned atoms and ghosts (their positions current), and its reference positions.
@@ -684,7 +741,10 @@ class ListLoop {
     const Index own = g_.owned();
     if (!list_) {
       cellint::ListOptions lo;
-      lo.every = INT_MAX;  // no displacement check of its own: the ranks decide together (moved_too_far)
+      lo.every = INT_MAX;  // no displacement check of update(grid): the ranks decide together (moved_too_far)
+      lo.trigger = r_.neigh_trigger == "pairs"       ? cellint::RebuildTrigger::Pairs
+                   : r_.neigh_trigger == "half-skin" ? cellint::RebuildTrigger::HalfSkin
+                                                     : cellint::RebuildTrigger::Auto;
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
       const double t0 = MPI_Wtime();
@@ -699,6 +759,11 @@ class ListLoop {
     energies_.resize_with_room(std::max<std::size_t>(all, 1));
     keep_positions(ref_);
     if (margin_ > 0) keep_positions(moved_ref_);
+    // the pair check where any rank's list does it (Auto: by its particle count), and the farthest move it allows
+    double mine[2] = {list_->checks_pairs() ? 1.0 : 0.0, static_cast<double>(list_->max_move())}, most[2] = {0, 0};
+    MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, g_.comm());
+    pairs_ = most[0] != 0;
+    max_move_ = most[1];
     ++rebuilds_;
     ++redistributions_;
   }
@@ -749,7 +814,9 @@ class ListLoop {
   cellint::Buffer<B, double> partials_, totals_;
   double t_[5] = {0, 0, 0, 0, 0};
   double list_s_ = 0;  // --breakdown: the list's builds in the loop
-  long rebuilds_ = 0, redistributions_ = 0;
+  long rebuilds_ = 0, redistributions_ = 0, pair_checks_ = 0;
+  bool pairs_ = false;     // some rank's list checks pairs (a rebuild the first vote asks for waits for a second)
+  double max_move_ = 0;    // the farthest an atom may move from its place at a list build before the next (any list)
   bool kick_pending_ = false;  // the last step's second half kick is still to be applied
   // the rebuild vote inside update_ghosts(meanwhile) (with overlap, where the exchange is enqueued without waiting for
   // the GPUs: peer copies ordered by flags or events, or host memory); else before the exchange (host-staged messages
@@ -793,11 +860,12 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     if (out.loop == "list")
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
-          "rebuilds %.4g (%ld rebuilds, %ld with redistribution), integration %.4g, votes and thermo sums %.4g; %.0f "
+          "rebuilds %.4g (%ld rebuilds, %ld with redistribution, %ld pair checks), integration %.4g, votes and thermo sums "
+          "%.4g; %.0f "
           "ghosts per rank (%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
           r.overlap ? " (after rebuilds)" : "", out.compute_s * ms, r.overlap ? " with the rows" : "",
-          out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.redistributions, out.integrate_s * ms,
+          out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.redistributions, out.pair_checks, out.integrate_s * ms,
           out.reduce_s * ms, out.ghosts, out.transport.c_str());
     if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0) {
       const auto& q = out.rebuild_parts;
@@ -878,14 +946,14 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
       "  \"decomposition\": [%d, %d, %d],\n  \"unit_cells\": %d,\n  \"replicate\": [%d, %d, %d],\n"
       "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
       "  \"atom_steps_per_s\": %.6g,\n"
-      "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
+      "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"pair_checks\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
       "  \"halo_transport\": \"%s\",\n"
       "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"breakdown\": %s,\n",
       device.c_str(), B::name(), r.o.precision.c_str(),
       r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(), out.loop.c_str(), size,
       out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0], r.o.replicate[1], r.o.replicate[2], atoms,
       r.o.steps, out.loop_s, out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
-      out.redistributions, out.ghosts,
+      out.redistributions, out.pair_checks, out.ghosts,
       out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
       out.loop == "list" && r.overlap ? "true" : "false", out.overlap_mode.c_str(), r.o.breakdown ? "true" : "false");
   std::fprintf(f,

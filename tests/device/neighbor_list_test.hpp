@@ -116,7 +116,8 @@ void check_rows(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim
 /// Interaction over the list against the oracle at the grid's current positions.
 template <class Real, int Dim>
 void check_interaction(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim>& list,
-                       const Attribute<Real>& charge_handle, const std::vector<Real>& charge_user) {
+                       const Attribute<Real>& charge_handle, const std::vector<Real>& charge_user,
+                       Index targets = -1) {
   using F = Probe<Real, Dim>;
   const F f{g.cutoff() * g.cutoff(), false, charge_handle};
   Buffer<B, typename F::Accum> out(static_cast<std::size_t>(std::max<Index>(g.size(), 1)));
@@ -134,8 +135,24 @@ void check_interaction(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Re
   double max_abs = 0;
   for (int d = 0; d < Dim; ++d)
     for (Real x : user[d]) max_abs = std::max(max_abs, std::abs(double(x)));
-  const auto ref = reference<Real, Dim>(g.geometry().box, g.cutoff(), user, charge_user, 1e-5, 1,
-                                        position_eps<Real>(max_abs + 2 * g.geometry().box.lengths[0]));
+  auto ref = reference<Real, Dim>(g.geometry().box, g.cutoff(), user, charge_user, 1e-5, 1,
+                                  position_eps<Real>(max_abs + 2 * g.geometry().box.lengths[0]));
+  if (targets >= 0) {  // rows for the first `targets` particles only (set_targets): the others' sums are empty
+    Reference<Dim> some;
+    for (std::size_t k = 0; k < ref.sampled.size(); ++k) {
+      if (ref.sampled[k] >= targets) {
+        CHECK(got[static_cast<std::size_t>(ref.sampled[k])].count == 0u);
+        continue;
+      }
+      some.sampled.push_back(ref.sampled[k]);
+      some.value.push_back(ref.value[k]);
+      some.scale.push_back(ref.scale[k]);
+      some.slack.push_back(ref.slack[k]);
+      some.count_lo.push_back(ref.count_lo[k]);
+      some.count_hi.push_back(ref.count_hi[k]);
+    }
+    ref = some;
+  }
   const std::string err = compare(got, ref, 4 * tolerance<Real>());
   INFO(err);
   CHECK(err.empty());
@@ -1010,6 +1027,103 @@ void check_listed_pairs(bool half) {
   list.update(g);  // B too: A and B within the cutoff
   CHECK(list.check(g).builds == b0 + 1);
   check_interaction(g, list, charge, q);
+}
+
+/// The caller's rebuild decision (update(grid, part, true) for both parts, then rebuild_needed(), as cellint_lj_mpi
+/// does with an MPI rank's ghosts as sources), in the narrow X box where A and B, 1.335 apart along X (three split
+/// cells), each move 0.17 towards each other: listed, below the bound of 0.175, and within the cutoff together. With A
+/// a target and B a source the list asks for a rebuild (B listed by the sources' packing); with both sources (no row
+/// needs the pair) it does not; with both targets it does. A target C far from both stays put.
+template <class Real>
+void check_caller_decides_pairs() {
+  INFO((sizeof(Real) == 4 ? "float" : "double"));
+  for (int targets : {1, 2, 3}) {  // C only; C and A; all three (user order C, A, B)
+    INFO("targets " << targets);
+    CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));
+    g.build(points<Real>({{4.0, 0.5, 0.5}, {0.655, 3.0, 3.0}, {1.99, 3.0, 3.0}}));
+    ListOptions o = split_pair_check(false);
+    o.every = 1000000;  // (update(grid) would not look: the caller decides)
+    NeighborList<B, Real, 3> list(g, Real(0.3), o, targets);
+    auto sp = sorted_positions(g);
+    const auto a = static_cast<std::size_t>(slot_of(g, 1)), b = static_cast<std::size_t>(slot_of(g, 2));
+    auto step = [&] {
+      set_positions(g, sp);
+      list.update(g, ListPart::Interior, true);
+      list.update(g, ListPart::Border, true);
+      return list.rebuild_needed(g);
+    };
+    sp[0][a] = static_cast<Real>(double(sp[0][a]) + 0.17);
+    CHECK_FALSE(step());  // A alone: nothing within reach
+    sp[0][b] = static_cast<Real>(double(sp[0][b]) - 0.17);
+    CHECK(step() == (targets >= 2));  // 0.995 apart: needed where A or B has a row
+    CHECK(step() == (targets >= 2));  // (the listed particles were cleared and listed again)
+    sp[0][a] = static_cast<Real>(double(sp[0][a]) - 0.17);
+    sp[0][b] = static_cast<Real>(double(sp[0][b]) + 0.17);
+    CHECK(step() == (targets >= 2));  // back where they were: a request stays until build()
+    list.build(g);
+    CHECK_FALSE(step());
+    CHECK(list.max_move() == Approx(0.175).epsilon(1e-3));
+  }
+  // the half-skin trigger: any particle past skin / 2, row or not
+  CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));
+  g.build(points<Real>({{4.0, 0.5, 0.5}, {0.655, 3.0, 3.0}}));
+  ListOptions o;
+  o.trigger = RebuildTrigger::HalfSkin;
+  NeighborList<B, Real, 3> list(g, Real(0.3), o, 1);
+  CHECK(list.max_move() == Approx(0.15));
+  auto sp = sorted_positions(g);
+  const auto s = static_cast<std::size_t>(slot_of(g, 1));
+  sp[1][s] = static_cast<Real>(double(sp[1][s]) + 0.16);
+  set_positions(g, sp);
+  list.update(g, ListPart::Interior, true);
+  list.update(g, ListPart::Border, true);
+  CHECK(list.rebuild_needed(g));
+}
+
+/// The caller's rebuild decision under random moves, a third of the particles sources only: after each round of moves,
+/// both parts packed with the check, rebuilt where rebuild_needed() says so; the targets' sums then agree with the
+/// oracle's at the positions of the moment, and the sources' are empty.
+template <class Real, int Dim>
+void check_caller_decides_random(Distribution dist, bool periodic) {
+  const std::uint64_t seed = fresh_seed();
+  INFO(Dim << "D " << (sizeof(Real) == 4 ? "float" : "double") << ", " << to_string(dist)
+           << (periodic ? ", periodic" : ", open") << ", seed " << seed);
+  CellGrid<B, Real, Dim> g(Box<Real, Dim>::cube(Real(0), Real(6), periodic), Real(1));
+  g.build(make_positions(g.geometry(), Dim == 3 ? 4 : 6, dist, seed));
+  const Index k = g.size() * 2 / 3;
+  const auto q = random_charges(g, seed ^ 0x51D);
+  const auto charge = g.attach(q);
+  ListOptions o;
+  o.trigger = RebuildTrigger::Pairs;
+  o.every = 1000000;
+  NeighborList<B, Real, Dim> list(g, Real(0.3), o, k);
+  int rebuilt = 0, kept = 0;
+  for (int round = 0; round < 12; ++round) {
+    INFO("round " << round);
+    jiggle(g, 0.08, seed + 1 + static_cast<std::uint64_t>(round), round % 3 == 2);
+    list.update(g, ListPart::Interior, true);
+    list.update(g, ListPart::Border, true);
+    if (list.rebuild_needed(g)) {
+      list.build(g);
+      ++rebuilt;
+    } else {
+      ++kept;
+    }
+    check_interaction(g, list, charge, q, k);
+  }
+  INFO("rebuilt " << rebuilt << ", kept " << kept);
+  CHECK(rebuilt > 0);
+  CHECK(kept > 0);
+}
+
+TEST_CASE("neighbour lists: the caller decides on rebuilds (update with the check, rebuild_needed)",
+          CELLINT_TEST_TAG "[lists]") {
+  check_caller_decides_pairs<float>();
+  check_caller_decides_pairs<double>();
+  check_caller_decides_random<float, 3>(Distribution::Uniform, true);
+  check_caller_decides_random<double, 3>(Distribution::Clustered, false);
+  check_caller_decides_random<float, 2>(Distribution::Clustered, true);
+  check_caller_decides_random<double, 2>(Distribution::Uniform, false);
 }
 
 TEST_CASE("neighbour lists: the rebuild trigger looks at pairs", CELLINT_TEST_TAG "[lists][sanitize]") {

@@ -202,10 +202,13 @@ class NeighborList {
   ///     ... the non-targets' positions arrive ...
   ///     list.update(grid, ListPart::Border);    interact(list, grid, f, out, ListPart::Border);
   ///
-  /// Neither checks displacements nor rebuilds: the caller decides when the rows are rebuilt (build(grid)), as
-  /// cellint::mpi does by a vote of the ranks. The Interior call counts the update.
+  /// Never rebuilds: the caller decides when the rows are rebuilt (build(grid)), as cellint::mpi does by a vote of the
+  /// ranks. With `check`, the packing also looks at the displacements since the last build as update(grid) does (the
+  /// particles past skin / 2 listed for the pair check, or a rebuild asked for), and once both parts are packed so,
+  /// rebuild_needed() says whether the rows still hold every pair that may be within the cutoff. The Interior call
+  /// counts the update.
   /// @throws InvalidArgument when the rows are older than the grid's binning (call build(grid))
-  void update(const Grid& grid, ListPart part) {
+  void update(const Grid& grid, ListPart part, bool check = false) {
     if (part == ListPart::All) {
       update(grid);
       return;
@@ -214,15 +217,38 @@ class NeighborList {
     if (part == ListPart::Interior) ++updates_;
     const auto s = shape(grid);
     if (!s.sources) {  // no non-targets: every position is a target's
-      if (part == ListPart::Interior) pack(grid, false, true);
+      if (part == ListPart::Interior) pack(grid, check, true);
       return;
     }
     if (part == ListPart::Border) {  // the non-targets, by their list positions (the rebuild's scatter lists them)
-      detail::parallel_for<Backend>(n_ - s.targets, detail::ListPack<Real, Dim>{s, Real(0), false, false, 2, s.sources},
-                                    grid.stream());
+      detail::parallel_for<Backend>(
+          n_ - s.targets, detail::ListPack<Real, Dim>{s, half_skin2(), check, false, 2, s.sources}, grid.stream());
       return;
     }
-    pack(grid, false, true, 1);
+    pack(grid, check, true, 1);
+  }
+
+  /// After update(grid, ListPart::Interior, true) and update(grid, ListPart::Border, true): whether the rows may miss a
+  /// pair within the cutoff (RebuildTrigger::Pairs: the pair check of the listed particles against their neighbours,
+  /// pairs of two particles without rows left out; HalfSkin: a particle moved more than skin / 2). Waits for the
+  /// grid's stream; does not rebuild (build(grid) does, and only it clears a request). Clears the listed particles for
+  /// the next check.
+  bool rebuild_needed(const Grid& grid) {
+    if (checks_pairs()) check_movers(grid);
+    unsigned w[detail::ListWord::count];
+    ctrl_.download(w, grid.stream());
+    Backend::fill_bytes(ctrl_.data() + detail::ListWord::movers, 0, sizeof(unsigned), grid.stream());
+    return w[detail::ListWord::request] != 0;
+  }
+
+  /// How far a particle may move from its place at the last build before the displacement check asks for a rebuild:
+  /// skin / 2, or with the pair check up to the narrowest gap between list cells that are not neighbours less the
+  /// cutoff and skin / 2 (a listed particle farther than that rebuilds at once). Depends on the list's cells and the
+  /// particle count (RebuildTrigger::Auto).
+  Real max_move() const {
+    const Real half = Real(0.5) * skin_;
+    if (!checks_pairs()) return half;
+    return std::max(half, static_cast<Real>(far_move(far_slack())));
   }
 
   /// The list positions of one part's rows in list order, as the last build() found them (`rows` in backend memory),
@@ -413,22 +439,33 @@ class NeighborList {
     s.border = split && built_parts_ ? const_cast<std::uint32_t*>(border_.data()) : nullptr;
     s.movers = checks_pairs() && n_ ? const_cast<Index*>(movers_.data()) : nullptr;
     s.mover_cap = static_cast<Index>(movers_.size());
-    // a move past far2 rebuilds at once: pairs of cells that are not adjacent are a cell apart at least
-    // (along X the cells beyond `split` of a particle's own: split cells wide at least)
-    double box_extent = 0, narrowest = static_cast<double>(geo_.width[0]) * split_;
-    for (int d = 0; d < Dim; ++d) {
-      narrowest = std::min(narrowest, static_cast<double>(geo_.width[d]) * (d == 0 ? split_ : 1));
-      box_extent = std::max(box_extent, std::abs(static_cast<double>(geo_.box.origin[d])) +
-                                            static_cast<double>(geo_.box.lengths[d]));
-    }
-    s.slack = static_cast<Real>(16 * std::numeric_limits<Real>::epsilon() * box_extent);
-    const double gap = narrowest - static_cast<double>(geo_.cutoff);
-    const double far = std::max(0.0, gap - 0.5 * static_cast<double>(skin_) - s.slack);
-    const double near = std::max(0.0, 0.5 * gap - s.slack);
+    s.slack = far_slack();
+    const double far = far_move(s.slack);
+    const double near = std::max(0.0, 0.5 * cell_gap() - static_cast<double>(s.slack));
     s.far2 = static_cast<Real>(far * far);
     s.near2 = static_cast<Real>(near * near);
     return s;
   }
+  // The pair check's bounds: the narrowest gap between list cells that are not adjacent, less the cutoff (pairs of
+  // such cells are a cell apart at least; along X the cells beyond `split` of a particle's own, split cells wide at
+  // least); the rounding allowance (a few ulps of the box's coordinates); and how far a listed particle may move before
+  // it rebuilds at once (far2), the others having moved skin / 2 at most.
+  double cell_gap() const {
+    double narrowest = static_cast<double>(geo_.width[0]) * split_;
+    for (int d = 1; d < Dim; ++d) narrowest = std::min(narrowest, static_cast<double>(geo_.width[d]));
+    return narrowest - static_cast<double>(geo_.cutoff);
+  }
+  Real far_slack() const {
+    double box_extent = 0;
+    for (int d = 0; d < Dim; ++d)
+      box_extent = std::max(box_extent, std::abs(static_cast<double>(geo_.box.origin[d])) +
+                                            static_cast<double>(geo_.box.lengths[d]));
+    return static_cast<Real>(16 * std::numeric_limits<Real>::epsilon() * box_extent);
+  }
+  double far_move(Real slack) const {
+    return std::max(0.0, cell_gap() - 0.5 * static_cast<double>(skin_) - static_cast<double>(slack));
+  }
+  Real half_skin2() const { return Real(0.25) * skin_ * skin_; }
   /// Throws where rows are asked for by part (ListPart) but a rebuild does not sort them (set_targets(k, false)).
   static void expect_parts(const detail::ListShape<Real, Dim>& s, const char* what) {
     CELLINT_EXPECTS(!s.sources || s.border, "cellint::NeighborList::", what,
@@ -533,7 +570,7 @@ class NeighborList {
   void pack(const Grid& grid, bool check, bool count, int which = 0) {
     if (!n_) return;
     detail::parallel_for<Backend>(
-        n_, detail::ListPack<Real, Dim>{shape(grid), Real(0.25) * skin_ * skin_, check, count, which}, grid.stream());
+        n_, detail::ListPack<Real, Dim>{shape(grid), half_skin2(), check, count, which}, grid.stream());
   }
 
   // The pair check (RebuildTrigger::Pairs): the particles that the pack listed, against their neighbours. On GPUs a

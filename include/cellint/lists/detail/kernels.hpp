@@ -319,7 +319,8 @@ struct ListPack {
 /// Pairs of cells farther apart were at least the narrowest cell w apart. A particle that is not listed moved skin / 2
 /// at most, and the pack bounds a listed one's move by w - cutoff - skin / 2 (far2): such a pair with one particle
 /// not listed is safe. A pair of two listed particles is safe when both moved (w - cutoff) / 2 at most (near2); a
-/// listed particle past that is checked against every other listed one as well, at the nearest image. `lanes`
+/// listed particle past that is checked against every other listed one as well, at the nearest image. Pairs of two
+/// particles without rows (sources of a list with set_targets(), such as an MPI rank's ghosts) are skipped. `lanes`
 /// threads share a particle's candidates; `threads` run in all (a small launch: most updates list no particle and
 /// every thread returns at once).
 template <class Real, int Dim>
@@ -338,12 +339,13 @@ struct ListCheckMovers {
       if (static_cast<volatile unsigned*>(s.ctrl)[ListWord::request]) return;  // (another thread asked for a rebuild)
       const Index t = s.movers[k];
       const Vec<Real, Dim> dt = s.displacement(t);
+      const bool rowless = s.targets < s.n && !s.has_row(t);  // (a pair of two particles without rows is not needed)
       // the pair (t, u), r0 = x_t - x_u at the rebuild: one the rows do not hold whose relative move may have closed
       // the room left to the cutoff raises the request
       auto check = [&](Index u, const Vec<Real, Dim>& r0) {
         const Vec<Real, Dim> du = s.displacement(u);  // (loaded before the tests: in flight with r0's loads)
         const Real r02 = norm2(r0);
-        if (u == t || r02 < held2) return;
+        if (u == t || r02 < held2 || (rowless && !s.has_row(u))) return;
         Vec<Real, Dim> rel;
         for (int d = 0; d < Dim; ++d) rel[d] = dt[d] - du[d];
         const Real room = std::sqrt(r02) - s.geo.cutoff - s.slack;
