@@ -13,9 +13,11 @@
 //    moves every atom there, update_ghosts() sends the ghosts' new positions (packed on the backend), and a full
 //    Verlet list (cutoff + skin) with rows for the owned atoms only gives the forces. When some atom anywhere has moved
 //    more than skin / 2 since the list's build (an MPI_Allreduce of each rank's flags), every rank rebuilds its list
-//    over the atoms and ghosts it has; the ghost layer is wider than cutoff + skin by a margin (--ghost-margin), and
-//    only at a rebuild where an atom has moved more than margin / 2 since the last redistribution does every rank call
-//    redistribute() (migration and a new ghost layer on the backend, velocities carried) before the list.
+//    over the atoms and ghosts it has (with the pair trigger, only when a second vote after every rank's pair check
+//    says a pair may be missed); the ghost layer is wider than cutoff + skin by a margin (--ghost-margin), and only at
+//    a rebuild where an atom has moved more than margin / 2 since the last redistribution (less with the pair check,
+//    whose atoms may move farther before a rebuild) does every rank call redistribute() (migration and a new ghost
+//    layer on the backend, velocities carried) before the list.
 // Thermo lines sum over the ranks. With --check-serial TOL, rank 0 runs the same system alone (one rank,
 // MPI_COMM_SELF) and compares: step-0 thermo (identical to 10 digits in double), every atom's final position within
 // TOL. With a GPU backend each rank takes GPU (rank on its node) mod (GPUs on the node).
@@ -494,10 +496,11 @@ class ListLoop {
         bool needed = true;
         timed(t_[4], [&] { needed = rebuild_needed(interior_checked, border_checked, exchanged); });
         if (!needed) {
-          moved = Moved{};
+          moved.relist = moved.redistribute = false;
           timed(t_[3], [&] { forces(); });
         }
       }
+      moved.expect_bound();
       if (moved.redistribute) {
         timed(t_[1], [&] { rebuild(false); });  // migrate, new ghosts, list
         timed(t_[3], [&] { forces(); });
@@ -644,7 +647,15 @@ class ListLoop {
   // the ghosts' positions, and a second vote: the rows may still hold every pair within the cutoff.
   struct Moved {
     bool relist = false, redistribute = false, check_pairs = false;
+    bool past_bound = false;  // an atom moved more than (skin + margin) / 2 since the last redistribution
     bool any() const { return relist || redistribute; }
+    // (after the votes: every rank throws alike, no message in flight)
+    void expect_bound() const {
+      if (past_bound && !redistribute)
+        throw std::logic_error(
+            "an atom moved more than (skin + margin) / 2 since the last redistribution and the step does not "
+            "redistribute: its rank's ghost layer may miss a pair (a defect of the rebuild rule)");
+    }
   };
   // A stream ordered after the kick only, for reading its flags while the grid's stream has more work (GPU backends:
   // a side stream, made at first use; else the grid's stream).
@@ -670,10 +681,7 @@ class ListLoop {
     m.redistribute = r_.redistribute_any_step ? any[1] != 0 || (margin_ <= 0 && m.relist)
                                               : m.relist && (margin_ <= 0 || relist_far() <= 0 || any[1] != 0);
     m.check_pairs = pairs_ && m.relist && !(r_.redistribute_any_step && m.redistribute);
-    if (any[2] != 0 && !m.redistribute)  // (the same flags on every rank: every rank throws)
-      throw std::logic_error(
-          "an atom moved more than (skin + margin) / 2 since the last redistribution and the step "
-          "does not redistribute: its rank's ghost layer may miss a pair (a defect of the rebuild rule)");
+    m.past_bound = any[2] != 0;
     return m;
   }
 
@@ -764,6 +772,12 @@ class ListLoop {
     MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, g_.comm());
     pairs_ = most[0] != 0;
     max_move_ = most[1];
+    if (pairs_ && !r_.redistribute_any_step && relist_far() < 0) {
+      // the margin leaves no room for the pair check's longer moves (a margin of 0: every list rebuild redistributes):
+      // the half-skin rule, whose moves stay within skin / 2
+      pairs_ = false;
+      max_move_ = 0.5 * skin_;
+    }
     ++rebuilds_;
     ++redistributions_;
   }

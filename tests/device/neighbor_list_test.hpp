@@ -1056,7 +1056,7 @@ void check_caller_decides_pairs() {
     CHECK_FALSE(step());  // A alone: nothing within reach
     sp[0][b] = static_cast<Real>(double(sp[0][b]) - 0.17);
     CHECK(step() == (targets >= 2));  // 0.995 apart: needed where A or B has a row
-    CHECK(step() == (targets >= 2));  // (the listed particles were cleared and listed again)
+    CHECK(step() == (targets >= 2));  // (again: the same verdict)
     sp[0][a] = static_cast<Real>(double(sp[0][a]) - 0.17);
     sp[0][b] = static_cast<Real>(double(sp[0][b]) + 0.17);
     CHECK(step() == (targets >= 2));  // back where they were: a request stays until build()
