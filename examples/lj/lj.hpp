@@ -370,9 +370,10 @@ struct MovedTooFar {
         r2b += dy * dy;
       }
     }
-    if (r2 > limit2) atomics.atomic_max(moved, 1u);
-    if (ref2[0] && r2b > limit2b) atomics.atomic_max(moved + 1, 1u);
-    if (limit2c > 0 && r2b > limit2c) atomics.atomic_max(moved + 2, 1u);
+    // (a non-finite position counts as moved: the rebuild that follows reports it)
+    if (!(r2 <= limit2)) atomics.atomic_max(moved, 1u);
+    if (ref2[0] && !(r2b <= limit2b)) atomics.atomic_max(moved + 1, 1u);
+    if (limit2c > 0 && !(r2b <= limit2c)) atomics.atomic_max(moved + 2, 1u);
   }
 };
 
