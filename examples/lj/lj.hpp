@@ -379,6 +379,14 @@ struct MovedTooFar {
 
 // ---- the simulation -----------------------------------------------------------------------------
 
+/// --neigh-trigger's names (cellint::ListOptions::trigger): auto, pairs, half-skin.
+inline bool is_trigger_name(const std::string& s) { return s == "auto" || s == "pairs" || s == "half-skin"; }
+inline cellint::RebuildTrigger trigger_of(const std::string& s) {
+  return s == "pairs" ? cellint::RebuildTrigger::Pairs
+         : s == "half-skin" ? cellint::RebuildTrigger::HalfSkin
+                            : cellint::RebuildTrigger::Auto;
+}
+
 /// Reads a strategy name ("auto", "x-pencil", "cell-loop-half", ...).
 /// @throws std::invalid_argument listing the valid names
 inline cellint::StrategyKind parse_strategy(const std::string& s) {
@@ -456,9 +464,7 @@ class Simulation {
       lo.row_threads = o_.row_threads;
       lo.x_split = o_.x_split;
       lo.check = o_.neigh_check;
-      lo.trigger = o_.neigh_trigger == "pairs"       ? cellint::RebuildTrigger::Pairs
-                   : o_.neigh_trigger == "half-skin" ? cellint::RebuildTrigger::HalfSkin
-                                                     : cellint::RebuildTrigger::Auto;
+      lo.trigger = trigger_of(o_.neigh_trigger);
       lo.layout = o_.layout == "rows"      ? cellint::ListLayout::Rows
                   : o_.layout == "columns" ? cellint::ListLayout::Columns
                                            : cellint::ListLayout::Auto;

@@ -107,7 +107,7 @@ lj::Options parse(int argc, char** argv) {
     else if (a == "--neigh-check") o.neigh_check = args.yes_no();
     else if (a == "--neigh-trigger") {
       o.neigh_trigger = args.value();
-      if (o.neigh_trigger != "auto" && o.neigh_trigger != "pairs" && o.neigh_trigger != "half-skin")
+      if (!lj::is_trigger_name(o.neigh_trigger))
         args.fail("--neigh-trigger must be auto, pairs or half-skin");
     }
     else if (a == "--sort") o.sort_every = args.integer();

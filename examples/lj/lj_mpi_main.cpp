@@ -57,7 +57,6 @@ struct Run {
   std::string overlap_mode = "auto";  // list loop: auto | on | off | pack (see --overlap)
   double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: three times the skin)
   bool redistribute_any_step = false;  // list loop: --redistribute any (the rule before relist)
-  std::string neigh_trigger = "auto";  // list loop: auto | pairs | half-skin (cellint::ListOptions::trigger)
   bool timeline = false;       // list loop, CUDA build: the GPU timeline of the steps without a rebuild
   std::string json;            // summary file (rank 0; empty: none)
 };
@@ -94,7 +93,8 @@ void usage(const char* prog) {
       "  --neigh-trigger T   list loop: pairs = a rebuild when an atom past skin / 2 may have come within\n"
       "                      the cutoff of an atom its row lacks (checked after the ghosts arrive, a\n"
       "                      second vote); half-skin = when an atom passed skin / 2; auto (default):\n"
-      "                      pairs from 250,000 particles in a rank's grid\n"
+      "                      pairs from 250,000 particles in a rank's grid (never where the ghost margin\n"
+      "                      leaves no room for its longer moves, as a margin of 0)\n"
       "  --redistribute R    list loop: relist (the default): a list rebuild redistributes when an atom\n"
       "                      has moved more than X / 2 since the last redistribution (a little less with\n"
       "                      the pair trigger); any: any step redistributes (and rebuilds) when one has\n"
@@ -160,8 +160,8 @@ Run parse(int argc, char** argv) {
       r.ghost_margin = args.real();
       if (!(r.ghost_margin >= 0)) args.fail("--ghost-margin must be >= 0");
     } else if (a == "--neigh-trigger") {
-      r.neigh_trigger = args.value();
-      if (r.neigh_trigger != "auto" && r.neigh_trigger != "pairs" && r.neigh_trigger != "half-skin")
+      r.o.neigh_trigger = args.value();
+      if (!lj::is_trigger_name(r.o.neigh_trigger))
         args.fail("--neigh-trigger must be auto, pairs or half-skin");
     } else if (a == "--redistribute") {
       const std::string v = args.value();
@@ -750,9 +750,7 @@ class ListLoop {
     if (!list_) {
       cellint::ListOptions lo;
       lo.every = INT_MAX;  // no displacement check of update(grid): the ranks decide together (moved_too_far)
-      lo.trigger = r_.neigh_trigger == "pairs"       ? cellint::RebuildTrigger::Pairs
-                   : r_.neigh_trigger == "half-skin" ? cellint::RebuildTrigger::HalfSkin
-                                                     : cellint::RebuildTrigger::Auto;
+      lo.trigger = lj::trigger_of(r_.o.neigh_trigger);
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
       const double t0 = MPI_Wtime();
@@ -874,9 +872,8 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
     if (out.loop == "list")
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
-          "rebuilds %.4g (%ld rebuilds, %ld with redistribution, %ld pair checks), integration %.4g, votes and thermo sums "
-          "%.4g; %.0f "
-          "ghosts per rank (%s)\n",
+          "rebuilds %.4g (%ld rebuilds, %ld with redistribution, %ld pair checks), integration %.4g, votes and thermo "
+          "sums %.4g; %.0f ghosts per rank (%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
           r.overlap ? " (after rebuilds)" : "", out.compute_s * ms, r.overlap ? " with the rows" : "",
           out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.redistributions, out.pair_checks, out.integrate_s * ms,
