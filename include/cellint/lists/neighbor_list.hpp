@@ -446,6 +446,23 @@ class NeighborList {
     s.near2 = static_cast<Real>(near * near);
     return s;
   }
+  /// Throws where rows are asked for by part (ListPart) but a rebuild does not sort them (set_targets(k, false)).
+  static void expect_parts(const detail::ListShape<Real, Dim>& s, const char* what) {
+    CELLINT_EXPECTS(!s.sources || s.border, "cellint::NeighborList::", what,
+                    ": the list's rows are not sorted into interior and border ones (set_targets(k, false)); call "
+                    "set_targets(k, true) and rebuild, or compute every row (ListPart::All)");
+  }
+  /// Throws unless the rows belong to the grid's current binning.
+  void expect_current(const Grid& grid, const char* who) const {
+    CELLINT_EXPECTS(!stale(grid), "cellint::", who, ": the neighbour list was built for ",
+                    grid.serial() != grid_serial_ ? "another grid"
+                                                  : "an older binning of this grid (build() or "
+                                                    "rebuild() permuted the slots since)",
+                    "; call list.update(grid) or list.build(grid) first");
+  }
+
+ private:
+  static constexpr Index log_size = 4096;
   // The pair check's bounds: the narrowest gap between list cells that are not adjacent, less the cutoff (pairs of
   // such cells are a cell apart at least; along X the cells beyond `split` of a particle's own, split cells wide at
   // least); the rounding allowance (a few ulps of the box's coordinates); and how far a listed particle may move before
@@ -466,23 +483,6 @@ class NeighborList {
     return std::max(0.0, cell_gap() - 0.5 * static_cast<double>(skin_) - static_cast<double>(slack));
   }
   Real half_skin2() const { return Real(0.25) * skin_ * skin_; }
-  /// Throws where rows are asked for by part (ListPart) but a rebuild does not sort them (set_targets(k, false)).
-  static void expect_parts(const detail::ListShape<Real, Dim>& s, const char* what) {
-    CELLINT_EXPECTS(!s.sources || s.border, "cellint::NeighborList::", what,
-                    ": the list's rows are not sorted into interior and border ones (set_targets(k, false)); call "
-                    "set_targets(k, true) and rebuild, or compute every row (ListPart::All)");
-  }
-  /// Throws unless the rows belong to the grid's current binning.
-  void expect_current(const Grid& grid, const char* who) const {
-    CELLINT_EXPECTS(!stale(grid), "cellint::", who, ": the neighbour list was built for ",
-                    grid.serial() != grid_serial_ ? "another grid"
-                                                  : "an older binning of this grid (build() or "
-                                                    "rebuild() permuted the slots since)",
-                    "; call list.update(grid) or list.build(grid) first");
-  }
-
- private:
-  static constexpr Index log_size = 4096;
   // particles the pair check looks at in one update (more: rebuild): 1,024, or one in 512 of many
   static std::size_t mover_room(std::size_t n) { return std::max<std::size_t>(1024, n / 512); }
 
