@@ -106,6 +106,7 @@ for stage in "${STAGES[@]}"; do
              "--precision double --cells 12 --ghost-margin 0.6 --check-serial 1e-9" \
              "--precision double --cells 12 --redistribute any --check-serial 1e-9" \
              "--precision double --cells 12 --neigh-trigger pairs --steps 300 --check-serial 1e-9" \
+             "--precision double --cells 12 --ghost-margin 0 --neigh-trigger pairs --steps 300 --check-serial 1e-9" \
              "--precision float --cells 52 --check-serial 1e-3" \
              "--precision float --cells 20 --check-serial 1e-3" \
              "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
