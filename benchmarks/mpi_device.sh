@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cellint::mpi on the GPU machine, one GPU per rank (docs/mpi.md):
 #   check    the carried OpenMPI installed; the list test on the GPU; the LJ demo over every GPU against the
-#            single-rank run (--check-serial: double and float, list and cell loops)
+#            single-rank run (--check-serial: double and float, list and cell loops); CHECKS (';'-separated option
+#            sets): only those runs, no tests and no runs of more ranks than GPUs (a short check where time is short)
 #   scaling  in.lj in float: the one-GPU demo (cellint_lj_cuda) beside weak scaling (2,048,000 atoms per GPU) and strong
 #            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again without the overlap of ghost
 #            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
@@ -74,6 +75,14 @@ split_variant() {
   done
 }
 
+# the LJ demo on np ranks, 100 steps with the options $1, against the single-rank run (its --check-serial among them)
+check_serial() {
+  say "$np ranks: $1"
+  # shellcheck disable=SC2086
+  "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $1 2>&1 |
+    grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
+}
+
 # weak scaling with each value of one option in turn, ROUNDS times: alternate ROUNDS OPTION VALUE...
 alternate() {
   local rounds=$1 opt=$2 round v
@@ -91,6 +100,14 @@ alternate() {
 for stage in "${STAGES[@]}"; do
   case $stage in
   check)
+    np=$gpus; [ "$np" -lt 2 ] && np=2
+    if [ -n "${CHECKS:-}" ]; then
+      IFS=';' read -ra sets <<<"$CHECKS"
+      for a in "${sets[@]}"; do
+        check_serial "$a"
+      done
+      continue
+    fi
     if [ -x "$BIN/gpu_backend_test_cuda" ]; then
       say "GPU backend tests (SideStream included)"
       "$BIN/gpu_backend_test_cuda" 2>&1 | tail -3 | tee -a "$log"
@@ -99,7 +116,6 @@ for stage in "${STAGES[@]}"; do
       say "neighbour-list tests on the GPU (set_targets and ListPart included)"
       "$BIN/neighbor_list_test_cuda" '[lists]' 2>&1 | tail -3 | tee -a "$log"
     fi
-    np=$gpus; [ "$np" -lt 2 ] && np=2
     for a in "--precision double --cells 12 --check-serial 1e-9" "--precision double --cells 12 --overlap off --check-serial 1e-9" \
              "--precision double --cells 12 --overlap on --check-serial 1e-9" \
              "--precision double --cells 12 --ghost-margin 0 --check-serial 1e-9" \
@@ -110,10 +126,7 @@ for stage in "${STAGES[@]}"; do
              "--precision float --cells 52 --check-serial 1e-3" \
              "--precision float --cells 20 --check-serial 1e-3" \
              "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
-      say "$np ranks: $a"
-      # shellcheck disable=SC2086
-      "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $a 2>&1 |
-        grep -E 'cellint_lj_mpi:|^ +(0|100) |Loop time|Per step|Serial check|rror' | tee -a "$log"
+      check_serial "$a"
     done
     # ghosts through two and three axes, several ranks per GPU where GPUs are fewer: by events there (a shared GPU),
     # by flags with CELLINT_MPI_IPC_FLAGS=1 (no MPS here); and slabs, where ranks 0 and 2 are not neighbours (the
