@@ -2,7 +2,8 @@
 # cellint::mpi on the GPU machine, one GPU per rank (docs/mpi.md):
 #   check    the carried OpenMPI installed; the list test on the GPU; the LJ demo over every GPU against the
 #            single-rank run (--check-serial: double and float, list and cell loops); CHECKS (';'-separated option
-#            sets): only those runs, no tests and no runs of more ranks than GPUs (a short check where time is short)
+#            sets): only those runs, on as many ranks as GPUs (2 at least), without the tests and the runs of 4 and 8
+#            ranks (a short check where time is short)
 #   scaling  in.lj in float: the one-GPU demo (cellint_lj_cuda) beside weak scaling (2,048,000 atoms per GPU) and strong
 #            scaling (16,384,000 atoms) on 1, 2, 4 ... GPUs, and the weak runs again without the overlap of ghost
 #            positions with interior rows (--overlap off), through the host, and with --breakdown (phases)
