@@ -1063,6 +1063,8 @@ void check_caller_decides_pairs() {
     list.build(g);
     CHECK_FALSE(step());
     CHECK(list.max_move() == Approx(0.175).epsilon(1e-3));
+    g.rebuild();  // (the slots permuted: the listed particles' indices would name others)
+    CHECK_THROWS_WITH(list.rebuild_needed(g), Catch::Contains("older binning"));
   }
   // the half-skin trigger: any particle past skin / 2, row or not
   CellGrid<B, Real, 3> g(narrow_x_box<Real>(), Real(1));

@@ -233,7 +233,9 @@ class NeighborList {
   /// pairs of two particles without rows left out; HalfSkin: a particle moved more than skin / 2). Waits for the
   /// grid's stream; does not rebuild (build(grid) does, and only it clears a request). Clears the listed particles for
   /// the next check.
+  /// @throws InvalidArgument when the rows are older than the grid's binning (call build(grid))
   bool rebuild_needed(const Grid& grid) {
+    expect_current(grid, "rebuild_needed");
     if (checks_pairs()) check_movers(grid);
     unsigned w[detail::ListWord::count];
     ctrl_.download(w, grid.stream());
