@@ -27,8 +27,10 @@
 #            times (default 3); medians, list rebuilds and redistributions in options.txt
 #   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
 #            the overlapped steps), once for each of VARIANTS as above (default: none)
+#   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added), alternated ROUNDS times
+#            (default 2), with --breakdown; NSYS=1: their kernels and API calls under nsys, 300 steps each
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
-#                                 [variants] [options] [timeline]
+#                                 [variants] [options] [timeline] [gap]
 #   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
@@ -291,6 +293,41 @@ EOF
           --precision float >"$OUT/runs/nsys.log" 2>&1
         for f in "$OUT"/runs/nsys_*.nsys-rep; do
           "$nsys" stats -q -r cuda_api_sum "$f" 2>&1 | head -30 | tee -a "$log"
+          rm -f "$f" "${f%.nsys-rep}.sqlite"
+        done
+      fi
+    fi
+    ;;
+  gap)
+    # one GPU: the single-GPU loop (cellint_lj_cuda) beside the MPI loop on one rank, 2,048,000 atoms in float,
+    # alternated ROUNDS times (default 2), the MPI loop with --breakdown; NSYS=1: then 300 steps of each under nsys,
+    # their GPU kernels and CUDA API calls summed (where the one-rank MPI loop spends its time that the other does not)
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      say "round $round, cellint_lj_cuda, 2,048,000 atoms, float, 1000 steps"
+      "$BIN/cellint_lj_cuda" --cells 80 --precision float --steps 1000 --thermo 0 \
+        --json "$OUT/runs/gap_single_r$round.json" 2>&1 | grep -E 'Loop time|Neighbour list|rror' | tee -a "$log"
+      say "round $round, cellint_lj_mpi_cuda on 1 rank, the same, --breakdown ${GAP_ARGS:-}"
+      # shellcheck disable=SC2086
+      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --breakdown \
+        ${GAP_ARGS:-} --json "$OUT/runs/gap_mpi_r$round.json" >"$OUT/runs/gap_mpi_r$round.log" 2>&1
+      grep -E -A1 'Loop time|Per step|One rebuild|rror' "$OUT/runs/gap_mpi_r$round.log" | tee -a "$log"
+    done
+    if [ "${NSYS:-0}" = 1 ]; then
+      nsys=$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name nsys -type f 2>/dev/null | head -1)
+      if [ -z "$nsys" ]; then
+        say "no nsys on this machine"
+      else
+        say "nsys ($nsys): 300 steps of each, GPU kernels and CUDA API calls"
+        "$nsys" profile -t cuda -o "$OUT/runs/gap_single" --force-overwrite true "$BIN/cellint_lj_cuda" --cells 80 \
+          --precision float --steps 300 --thermo 0 >"$OUT/runs/gap_nsys.log" 2>&1
+        # shellcheck disable=SC2086
+        "${M[@]}" -n 1 "$nsys" profile -t cuda,mpi --mpi-impl=openmpi -o "$OUT/runs/gap_mpi" --force-overwrite true \
+          "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 300 --thermo 0 --precision float ${GAP_ARGS:-} \
+          >>"$OUT/runs/gap_nsys.log" 2>&1
+        for f in "$OUT"/runs/gap_single.nsys-rep "$OUT"/runs/gap_mpi.nsys-rep; do
+          say "$(basename "$f")"
+          "$nsys" stats -q -r cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_api_sum "$f" 2>&1 |
+            cut -c1-220 | head -90 | tee -a "$log"
           rm -f "$f" "${f%.nsys-rep}.sqlite"
         done
       fi
