@@ -27,8 +27,10 @@
 #            times (default 3); medians, list rebuilds and redistributions in options.txt
 #   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
 #            the overlapped steps), once for each of VARIANTS as above (default: none)
-#   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added), alternated ROUNDS times
-#            (default 2), with --breakdown; NSYS=1: their kernels and API calls under nsys, 300 steps each
+#   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added; and a baseline build,
+#            cellint_lj_mpi_cuda_a, where BIN has one), with and without --breakdown, alternated ROUNDS times
+#            (default 2), medians in gap.txt; NCU=1: each kernel's GPU time per step (Nsight Compute) in
+#            gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
 #                                 [variants] [options] [timeline] [gap]
 #   (default: check and scaling)
@@ -300,18 +302,77 @@ EOF
     ;;
   gap)
     # one GPU: the single-GPU loop (cellint_lj_cuda) beside the MPI loop on one rank, 2,048,000 atoms in float,
-    # alternated ROUNDS times (default 2), the MPI loop with --breakdown; NSYS=1: then 300 steps of each under nsys,
+    # alternated ROUNDS times (default 2), the MPI loop also with --breakdown; NSYS=1: then 300 steps of each under nsys,
     # their GPU kernels and CUDA API calls summed (where the one-rank MPI loop spends its time that the other does not)
     for round in $(seq 1 "${ROUNDS:-2}"); do
       say "round $round, cellint_lj_cuda, 2,048,000 atoms, float, 1000 steps"
       "$BIN/cellint_lj_cuda" --cells 80 --precision float --steps 1000 --thermo 0 \
         --json "$OUT/runs/gap_single_r$round.json" 2>&1 | grep -E 'Loop time|Neighbour list|rror' | tee -a "$log"
-      say "round $round, cellint_lj_mpi_cuda on 1 rank, the same, --breakdown ${GAP_ARGS:-}"
-      # shellcheck disable=SC2086
-      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --breakdown \
-        ${GAP_ARGS:-} --json "$OUT/runs/gap_mpi_r$round.json" >"$OUT/runs/gap_mpi_r$round.log" 2>&1
-      grep -E -A1 'Loop time|Per step|One rebuild|rror' "$OUT/runs/gap_mpi_r$round.log" | tee -a "$log"
+      for b in cellint_lj_mpi_cuda_a cellint_lj_mpi_cuda; do
+        [ -x "$BIN/$b" ] || continue
+        for bd in "" --breakdown; do
+          say "round $round, $b on 1 rank, the same ${bd:-without --breakdown} ${GAP_ARGS:-}"
+          # shellcheck disable=SC2086
+          "${M[@]}" -n 1 "$BIN/$b" --cells 80 --steps 1000 --thermo 0 --precision float $bd ${GAP_ARGS:-} \
+            --json "$OUT/runs/gap_${b}${bd:+_bd}_r$round.json" >"$OUT/runs/gap_${b}${bd:+_bd}_r$round.log" 2>&1
+          grep -E -A1 'Loop time|Per step|One rebuild|rror' "$OUT/runs/gap_${b}${bd:+_bd}_r$round.log" | tee -a "$log"
+        done
+      done
     done
+    python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap.txt" | tee -a "$log"
+import glob, json, os, re, statistics, sys
+rates = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "gap_*_r*.json"))):
+    name = re.sub(r"_r[0-9]+$", "", os.path.basename(f)[4:-5])
+    rates.setdefault(name, []).append(json.load(open(f))["atom_steps_per_s"])
+one = statistics.median(rates.get("single", [0]))
+for name, r in sorted(rates.items()):
+    med = statistics.median(r)
+    print(f"{name:32} {med:.4g} atom-steps/s ({' '.join(f'{x:.4g}' for x in r)})" +
+          (f", {100 * (med / one - 1):+.1f} % against cellint_lj_cuda" if one and name != "single" else ""))
+EOF
+    if [ "${NCU:-0}" = 1 ]; then
+      # each kernel's GPU time per step: runs of 60 and 160 steps under Nsight Compute (the clocks and caches of a run
+      # without it), the difference over 100 steps (setup and first steps cancel; list rebuilds are averaged in)
+      ncu=$(command -v ncu || find /usr/local/cuda*/bin -name ncu -type f 2>/dev/null | head -1)
+      for steps in 60 160; do
+        "$ncu" --csv --log-file "$OUT/runs/gap_ncu_single_$steps.csv" --metrics gpu__time_duration.sum \
+          --cache-control none --clock-control none "$BIN/cellint_lj_cuda" --cells 80 --precision float --graph no \
+          --steps $steps --thermo 0 >/dev/null 2>&1
+        # shellcheck disable=SC2086
+        "${M[@]}" -n 1 "$ncu" --csv --log-file "$OUT/runs/gap_ncu_mpi_$steps.csv" --metrics gpu__time_duration.sum \
+          --cache-control none --clock-control none "$BIN/cellint_lj_mpi_cuda" --cells 80 --precision float \
+          --steps $steps --thermo 0 ${GAP_ARGS:-} >/dev/null 2>&1
+      done
+      python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap_kernels.txt" | tee -a "$log"
+import collections, csv, os, re, sys
+def kernels(path):
+    t = collections.defaultdict(lambda: [0, 0.0])
+    rows = [l for l in open(path) if l.startswith('"')]
+    for r in csv.DictReader(rows):
+        if r.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        name = re.sub(r"\b(cellint|detail|lj|std)::", "", r["Kernel Name"])
+        name = re.sub(r"\(.*", "", name)[:110]
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(r["Metric Unit"], 1e-3)
+        t[name][0] += 1
+        t[name][1] += float(r["Metric Value"].replace(",", "")) * scale
+    return t
+for prog in ("single", "mpi"):
+    a = kernels(os.path.join(sys.argv[1], f"gap_ncu_{prog}_60.csv"))
+    b = kernels(os.path.join(sys.argv[1], f"gap_ncu_{prog}_160.csv"))
+    rows = []
+    for k in set(a) | set(b):
+        n = (b.get(k, [0, 0])[0] - a.get(k, [0, 0])[0]) / 100
+        us = (b.get(k, [0, 0])[1] - a.get(k, [0, 0])[1]) / 100
+        rows.append((us, n, k))
+    rows.sort(reverse=True)
+    print(f"== {prog}: GPU time per step, {sum(r[0] for r in rows):.1f} us in {sum(r[1] for r in rows):.2f} launches")
+    for us, n, k in rows:
+        if abs(us) >= 0.05 or n:
+            print(f"{us:9.2f} us {n:6.2f} launches  {k}")
+EOF
+    fi
     if [ "${NSYS:-0}" = 1 ]; then
       nsys=$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name nsys -type f 2>/dev/null | head -1)
       if [ -z "$nsys" ]; then

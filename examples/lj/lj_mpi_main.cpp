@@ -86,7 +86,7 @@ void usage(const char* prog) {
       "                      the list packs the owned atoms' positions, then every row in one kernel (pack);\n"
       "                      or while the interior rows are computed, the border rows as they arrive (on);\n"
       "                      off: the vote, the ghosts, then every row; auto (the default): pack where the\n"
-      "                      ghosts go GPU to GPU ordered on the GPUs, else on\n"
+      "                      ghosts go GPU to GPU ordered on the GPUs or no ghosts travel (one rank), else on\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer while the atoms stay within it\n"
       "                      (default: three times the skin; 0: every rebuild redistributes)\n"
@@ -873,11 +873,11 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
           "rebuilds %.4g (%ld rebuilds, %ld with redistribution, %ld pair checks), integration %.4g, votes and thermo "
-          "sums %.4g; %.0f ghosts per rank (%s)\n",
+          "sums %.4g; %.0f ghosts per rank (%s; overlap %s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
           r.overlap ? " (after rebuilds)" : "", out.compute_s * ms, r.overlap ? " with the rows" : "",
           out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.redistributions, out.pair_checks, out.integrate_s * ms,
-          out.reduce_s * ms, out.ghosts, out.transport.c_str());
+          out.reduce_s * ms, out.ghosts, out.transport.c_str(), out.overlap_mode.c_str());
     if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0) {
       const auto& q = out.rebuild_parts;
       std::printf(

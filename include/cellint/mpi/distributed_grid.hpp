@@ -737,8 +737,9 @@ class DistributedGrid {
     return detail::mpi_accepts_device_pointers() ? "MPI on device memory" : "host buffers";
   }
   /// Whether update_ghosts() on a GPU backend only enqueues work, no host waiting for its GPU ("peer copies and flags"
-  /// or "and events"): the whole exchange is then on its way when meanwhile() is called.
-  bool ghosts_enqueued() const { return ipc_ && (ipc_flags_ || ipc_events_); }
+  /// or "and events", or no messages at all: one rank along every axis, whose periodic images the grid itself holds):
+  /// the whole exchange is then on its way when meanwhile() is called.
+  bool ghosts_enqueued() const { return plan_.empty() || (ipc_ && (ipc_flags_ || ipc_events_)); }
   /// Number of particles this rank owns (particles().size(), or after redistribute() the count in the grid).
   Index owned() const { return resident_ >= 0 ? resident_ : static_cast<Index>(own_.size()); }
   /// Number of ghosts in the grid.
