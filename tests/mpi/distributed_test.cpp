@@ -229,6 +229,9 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int ov
   scatter(g, x);
   g.migrate(true);
   g.exchange();
+  // how the ghosts travel: nothing on one rank (the grid holds the periodic images), host memory on these backends
+  CHECK(std::string(g.halo_transport()) == (world_size() == 1 ? "none" : "host memory"));
+  CHECK(g.ghosts_enqueued() == (world_size() == 1));
   const Index own = static_cast<Index>(g.particles().size());
   NeighborList<B, Real, Dim> list(g.grid(), skin, ListOptions{}, own);
   {  // move the owned particles in the grid, as an integrator would

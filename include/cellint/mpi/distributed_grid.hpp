@@ -730,16 +730,18 @@ class DistributedGrid {
   /// hosts; "peer copies and flags" where each receiver's stream waits for a word its sender's GPU writes after the
   /// data, so that neither host takes part; "peer copies and events" where interprocess events order them, the hosts
   /// only saying that the events are recorded), "MPI on device memory" (a CUDA-aware MPI), "host buffers" (staged
-  /// through page-locked memory), or "host memory" (Host and Emulated backends).
+  /// through page-locked memory), "host memory" (Host and Emulated backends), or "none" (one rank: the grid itself
+  /// holds the periodic images, no ghost travels).
   const char* halo_transport() const {
+    if (size_ == 1) return "none";
     if (!Backend::device_memory) return "host memory";
     if (ipc_) return ipc_flags_ ? "peer copies and flags" : ipc_events_ ? "peer copies and events" : "peer copies";
     return detail::mpi_accepts_device_pointers() ? "MPI on device memory" : "host buffers";
   }
   /// Whether update_ghosts() on a GPU backend only enqueues work, no host waiting for its GPU ("peer copies and flags"
-  /// or "and events", or no messages at all: one rank along every axis, whose periodic images the grid itself holds):
+  /// or "and events", or "none": one rank, whose periodic images the grid itself holds):
   /// the whole exchange is then on its way when meanwhile() is called.
-  bool ghosts_enqueued() const { return plan_.empty() || (ipc_ && (ipc_flags_ || ipc_events_)); }
+  bool ghosts_enqueued() const { return size_ == 1 || (ipc_ && (ipc_flags_ || ipc_events_)); }
   /// Number of particles this rank owns (particles().size(), or after redistribute() the count in the grid).
   Index owned() const { return resident_ >= 0 ? resident_ : static_cast<Index>(own_.size()); }
   /// Number of ghosts in the grid.
