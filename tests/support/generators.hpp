@@ -71,8 +71,11 @@ Positions<Real, Dim> make_positions(const GridGeometry<Real, Dim>& g, double ppc
       std::vector<char> empty(static_cast<std::size_t>(nc), 0);
       for (Index c = 0; c < nc; ++c) empty[c] = u(rng) < 0.125;
       const Index dense = std::max<Index>(1, nc / 16);
+      std::vector<char> chosen(static_cast<std::size_t>(nc), 0);
       for (Index k = 0; k < dense; ++k) {
-        const Index cell = static_cast<Index>(u(rng) * nc) % nc;
+        Index cell = static_cast<Index>(u(rng) * nc) % nc;
+        while (chosen[cell]) cell = static_cast<Index>(u(rng) * nc) % nc;  // distinct: no cell holds 40x or 60x
+        chosen[cell] = 1;
         empty[cell] = 0;
         for (int j = 0; j < static_cast<int>(20 * ppc + 0.5); ++j) push_in_cell(cell);
       }
