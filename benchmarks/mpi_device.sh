@@ -51,6 +51,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader  # one node: shared memory, no network probing
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 say() { echo "== $*" | tee -a "$log"; }
+# the path of an Nsight tool (nsys, ncu): on PATH, or where CUDA and Nsight Systems install it; empty if none
+nsight() { command -v "$1" || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name "$1" -type f 2>/dev/null | head -1; }
 
 install_openmpi() {
   if command -v mpiexec >/dev/null; then return; fi
@@ -285,7 +287,7 @@ EOF
       grep -E 'Loop time|Per step|One rebuild|of which|rror' "$OUT/runs/variant_$i.log" | tee -a "$log"
     done
     if [ "${NSYS:-0}" = 1 ]; then
-      nsys=$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name nsys -type f 2>/dev/null | head -1)
+      nsys=$(nsight nsys)
       if [ -z "$nsys" ]; then
         say "no nsys on this machine"
       else
@@ -334,17 +336,18 @@ EOF
     if [ "${NCU:-0}" = 1 ]; then
       # each kernel's GPU time per step: runs of 60 and 160 steps under Nsight Compute (the clocks and caches of a run
       # without it), the difference over 100 steps (setup and first steps cancel; list rebuilds are averaged in)
-      ncu=$(command -v ncu || find /usr/local/cuda*/bin -name ncu -type f 2>/dev/null | head -1)
-      for steps in 60 160; do
+      ncu=$(nsight ncu)
+      [ -z "$ncu" ] && say "no ncu on this machine"
+      for steps in ${ncu:+60 160}; do
         "$ncu" --csv --log-file "$OUT/runs/gap_ncu_single_$steps.csv" --metrics gpu__time_duration.sum \
           --cache-control none --clock-control none "$BIN/cellint_lj_cuda" --cells 80 --precision float --graph no \
-          --steps $steps --thermo 0 >/dev/null 2>&1
+          --steps "$steps" --thermo 0 >/dev/null 2>&1
         # shellcheck disable=SC2086
         "${M[@]}" -n 1 "$ncu" --csv --log-file "$OUT/runs/gap_ncu_mpi_$steps.csv" --metrics gpu__time_duration.sum \
           --cache-control none --clock-control none "$BIN/cellint_lj_mpi_cuda" --cells 80 --precision float \
           --steps $steps --thermo 0 ${GAP_ARGS:-} >/dev/null 2>&1
       done
-      python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap_kernels.txt" | tee -a "$log"
+      [ -n "$ncu" ] && python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap_kernels.txt" | tee -a "$log"
 import collections, csv, os, re, sys
 def kernels(path):
     t = collections.defaultdict(lambda: [0, 0.0])
@@ -374,7 +377,7 @@ for prog in ("single", "mpi"):
 EOF
     fi
     if [ "${NSYS:-0}" = 1 ]; then
-      nsys=$(command -v nsys || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name nsys -type f 2>/dev/null | head -1)
+      nsys=$(nsight nsys)
       if [ -z "$nsys" ]; then
         say "no nsys on this machine"
       else
