@@ -30,7 +30,8 @@
 #   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added; and a baseline build,
 #            cellint_lj_mpi_cuda_a, where BIN has one), with and without --breakdown, alternated ROUNDS times
 #            (default 2), medians in gap.txt; NCU=1: each kernel's GPU time per step (Nsight Compute) in
-#            gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each
+#            gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each; TIMELINE=1: the MPI
+#            loop's --timeline (one rank) in gap_timeline.txt
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
 #                                 [variants] [options] [timeline] [gap]
 #   (default: check and scaling)
@@ -52,7 +53,7 @@ export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader  # one node: shared memory, no n
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 say() { echo "== $*" | tee -a "$log"; }
 # the path of an Nsight tool (nsys, ncu): on PATH, or where CUDA and Nsight Systems install it; empty if none
-nsight() { command -v "$1" || find /usr/local/cuda*/bin /opt/nvidia/nsight-systems -name "$1" -type f 2>/dev/null | head -1; }
+nsight() { command -v "$1" || find /usr/local/cuda*/bin /opt/nvidia -name "$1" -type f -perm -u+x 2>/dev/null | head -1; }
 
 install_openmpi() {
   if command -v mpiexec >/dev/null; then return; fi
@@ -321,6 +322,12 @@ EOF
         done
       done
     done
+    if [ "${TIMELINE:-0}" = 1 ]; then
+      say "the MPI loop on 1 rank with --timeline (events around each phase of the steps without a rebuild)"
+      # shellcheck disable=SC2086
+      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --timeline \
+        ${GAP_ARGS:-} 2>&1 | grep -E -A2 'timeline|Loop time|rror' | tee "$OUT/gap_timeline.txt" | tee -a "$log"
+    fi
     python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap.txt" | tee -a "$log"
 import glob, json, os, re, statistics, sys
 rates = {}

@@ -349,7 +349,8 @@ struct SumTriples {
 
 /// Sets moved[0] to 1 when some atom moved farther than sqrt(limit2) since the last rebuild; with `ref2`, also
 /// moved[1] to 1 when some atom moved farther than sqrt(limit2b) since the positions ref2 holds, and, with limit2c > 0,
-/// moved[2] to 1 when one moved farther than sqrt(limit2c) since them.
+/// moved[2] to 1 when one moved farther than sqrt(limit2c) since them. The second distance counts the axes whose ref2
+/// is set only (none set: no second check).
 template <class Real>
 struct MovedTooFar {
   const Real* x[3];
@@ -362,18 +363,20 @@ struct MovedTooFar {
   template <class A>
   CELLINT_HD void operator()(A& atomics, Index i) const {
     Real r2 = 0, r2b = 0;
+    bool second = false;
     for (int d = 0; d < 3; ++d) {
       const Real xi = x[d][i], dx = xi - ref[d][i];
       r2 += dx * dx;
-      if (ref2[0]) {
+      if (ref2[d]) {
         const Real dy = xi - ref2[d][i];
         r2b += dy * dy;
+        second = true;
       }
     }
     // (a non-finite position counts as moved: the rebuild that follows reports it)
     if (!(r2 <= limit2)) atomics.atomic_max(moved, 1u);
-    if (ref2[0] && !(r2b <= limit2b)) atomics.atomic_max(moved + 1, 1u);
-    if (limit2c > 0 && !(r2b <= limit2c)) atomics.atomic_max(moved + 2, 1u);
+    if (second && !(r2b <= limit2b)) atomics.atomic_max(moved + 1, 1u);
+    if (second && limit2c > 0 && !(r2b <= limit2c)) atomics.atomic_max(moved + 2, 1u);
   }
 };
 

@@ -17,7 +17,8 @@
 //    says a pair may be missed); the ghost layer is wider than cutoff + skin by a margin (--ghost-margin), and only at
 //    a rebuild where an atom has moved more than margin / 2 since the last redistribution (less with the pair check,
 //    whose atoms may move farther before a rebuild) does every rank call redistribute() (migration and a new ghost
-//    layer on the backend, velocities carried) before the list.
+//    layer on the backend, velocities carried) before the list. Moves count along the axes split over ranks and the
+//    open ones only: one rank on a periodic box never redistributes (no ghosts; its list folds any coordinate).
 // Thermo lines sum over the ranks. With --check-serial TOL, rank 0 runs the same system alone (one rank,
 // MPI_COMM_SELF) and compares: step-0 thermo (identical to 10 digits in double), every atom's final position within
 // TOL. With a GPU backend each rank takes GPU (rank on its node) mod (GPUs on the node).
@@ -89,7 +90,8 @@ void usage(const char* prog) {
       "                      ghosts go GPU to GPU ordered on the GPUs or no ghosts travel (one rank), else on\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer while the atoms stay within it\n"
-      "                      (default: three times the skin; 0: every rebuild redistributes)\n"
+      "                      (default: three times the skin; 0: every rebuild redistributes; moves count\n"
+      "                      along split and open axes: one rank on a periodic box never redistributes)\n"
       "  --neigh-trigger T   list loop: pairs = a rebuild when an atom past skin / 2 may have come within\n"
       "                      the cutoff of an atom its row lacks (checked after the ghosts arrive, a\n"
       "                      second vote); half-skin = when an atom passed skin / 2; auto (default):\n"
@@ -378,6 +380,11 @@ class ListLoop {
         forces_only_(lj_),
         n_(lat.x[0].size()),
         volume_(lat.volume()) {
+    const auto& dec = g_.decomposition();
+    for (int d = 0; d < 3; ++d) {
+      counted_[d] = dec.ranks[static_cast<std::size_t>(d)] > 1 || !dec.global.periodic[d];
+      solo_ = solo_ && !counted_[d];
+    }
     auto& p = g_.particles();
     p.fields = 3;  // velocity: it moves with the atom
     for (std::size_t i = 0; i < n_; ++i)
@@ -613,8 +620,8 @@ class ListLoop {
                                         {ref_[0].data(), ref_[1].data(), ref_[2].data()},
                                         half * half,
                                         moved_.data()}};
-    if (margin_ > 0) {  // (else every rebuild redistributes: the second reference is not read)
-      for (int d = 0; d < 3; ++d) k.moved.ref2[d] = moved_ref_[d].data();
+    if (margin_ > 0 && !solo_) {  // (else every rebuild redistributes, or none: the second reference is not read)
+      for (int d = 0; d < 3; ++d) k.moved.ref2[d] = counted_[d] ? moved_ref_[d].data() : nullptr;
       k.moved.limit2b = far * far;
       // the bound that the rule keeps (moved_too_far() checks it), with 1 % of the skin for rounding
       const Real bound = static_cast<Real>(0.5 * (skin_ + margin_) + 0.01 * skin_);
@@ -642,7 +649,9 @@ class ListLoop {
   // check, within max_move_, a little more, and the bound is (skin + margin) / 2 - max_move_): redistributions
   // come only with list rebuilds, never between two (--redistribute relist, the default). --redistribute any (the
   // rule before it) redistributes at any step where an atom has moved more than (skin + margin) / 2, which rebuilds
-  // the list there too, out of its own rhythm.
+  // the list there too, out of its own rhythm. The moves are measured along the axes that the ghost layer or an open
+  // face bounds (counted_: a move along a periodic axis with one rank leaves every neighbour in the rank's grid); with
+  // none (one rank on a periodic box) no rebuild redistributes.
   // With the pair trigger a list rebuild that the first vote asks for waits for the pair check (check_pairs), after
   // the ghosts' positions, and a second vote: the rows may still hold every pair within the cutoff.
   struct Moved {
@@ -680,6 +689,7 @@ class ListLoop {
     m.relist = any[0] != 0;
     m.redistribute = r_.redistribute_any_step ? any[1] != 0 || (margin_ <= 0 && m.relist)
                                               : m.relist && (margin_ <= 0 || relist_far() <= 0 || any[1] != 0);
+    if (solo_) m.redistribute = false;  // (no ghost layer, nothing migrates, the list wraps periodic positions)
     m.check_pairs = pairs_ && m.relist && !(r_.redistribute_any_step && m.redistribute);
     m.past_bound = any[2] != 0;
     return m;
@@ -764,13 +774,13 @@ class ListLoop {
     forces_.resize_with_room(std::max<std::size_t>(all, 1));
     energies_.resize_with_room(std::max<std::size_t>(all, 1));
     keep_positions(ref_);
-    if (margin_ > 0) keep_positions(moved_ref_);
+    if (margin_ > 0 && !solo_) keep_positions(moved_ref_);
     // the pair check where any rank's list does it (Auto: by its particle count), and the farthest move it allows
     double mine[2] = {list_->checks_pairs() ? 1.0 : 0.0, static_cast<double>(list_->max_move())}, most[2] = {0, 0};
     MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, g_.comm());
     pairs_ = most[0] != 0;
     max_move_ = most[1];
-    if (pairs_ && !r_.redistribute_any_step && relist_far() < 0) {
+    if (pairs_ && !solo_ && !r_.redistribute_any_step && relist_far() < 0) {
       // the margin leaves no room for the pair check's longer moves (a margin of 0: every list rebuild redistributes):
       // the half-skin rule, whose moves stay within skin / 2
       pairs_ = false;
@@ -821,6 +831,12 @@ class ListLoop {
   cellint::Buffer<B, Accum> energies_;
   cellint::Buffer<B, Real> ref_[3];        // positions at the list's build
   cellint::Buffer<B, Real> moved_ref_[3];  // positions at the last redistribution
+  // The axes along which a move counts towards a redistribution: those split over ranks (the ghost layer and the
+  // sub-box's faces) and open ones (an atom outside the box is reported there). Along a periodic axis with one rank
+  // the rank's grid is periodic and its list folds any coordinate, so moves along it need no redistribution; with no
+  // such axis (one rank, a periodic box: solo_) none ever comes.
+  std::array<bool, 3> counted_{};
+  bool solo_ = true;
   cellint::Buffer<B, unsigned> moved_;
   cellint::mpi::detail::HostStaging<B, unsigned> flags_host_;  // moved_ on the host
   cellint::Buffer<B, double> partials_, totals_;
