@@ -27,11 +27,11 @@
 #            times (default 3); medians, list rebuilds and redistributions in options.txt
 #   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
 #            the overlapped steps), once for each of VARIANTS as above (default: none)
-#   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added; and a baseline build,
-#            cellint_lj_mpi_cuda_a, where BIN has one), with and without --breakdown, alternated ROUNDS times
+#   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added; and baseline builds,
+#            cellint_lj_mpi_cuda_a and _b, where BIN has them), with and without --breakdown, alternated ROUNDS times
 #            (default 2), medians in gap.txt; NCU=1: each kernel's GPU time per step (Nsight Compute) in
-#            gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each; TIMELINE=1: the MPI
-#            loop's --timeline (one rank) in gap_timeline.txt
+#            gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each; TIMELINE=1: the voting
+#            loop's --timeline on one rank (--overlap pack) in gap_timeline.txt
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
 #                                 [variants] [options] [timeline] [gap]
 #   (default: check and scaling)
@@ -311,7 +311,7 @@ EOF
       say "round $round, cellint_lj_cuda, 2,048,000 atoms, float, 1000 steps"
       "$BIN/cellint_lj_cuda" --cells 80 --precision float --steps 1000 --thermo 0 \
         --json "$OUT/runs/gap_single_r$round.json" 2>&1 | grep -E 'Loop time|Neighbour list|rror' | tee -a "$log"
-      for b in cellint_lj_mpi_cuda_a cellint_lj_mpi_cuda; do
+      for b in cellint_lj_mpi_cuda_a cellint_lj_mpi_cuda_b cellint_lj_mpi_cuda; do
         [ -x "$BIN/$b" ] || continue
         for bd in "" --breakdown; do
           say "round $round, $b on 1 rank, the same ${bd:-without --breakdown} ${GAP_ARGS:-}"
@@ -325,7 +325,7 @@ EOF
     if [ "${TIMELINE:-0}" = 1 ]; then
       say "the MPI loop on 1 rank with --timeline (events around each phase of the steps without a rebuild)"
       # shellcheck disable=SC2086
-      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --timeline \
+      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --timeline --overlap pack \
         ${GAP_ARGS:-} 2>&1 | grep -E -A2 'timeline|Loop time|rror' | tee "$OUT/gap_timeline.txt" | tee -a "$log"
     fi
     python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap.txt" | tee -a "$log"

@@ -87,7 +87,9 @@ void usage(const char* prog) {
       "                      the list packs the owned atoms' positions, then every row in one kernel (pack);\n"
       "                      or while the interior rows are computed, the border rows as they arrive (on);\n"
       "                      off: the vote, the ghosts, then every row; auto (the default): pack where the\n"
-      "                      ghosts go GPU to GPU ordered on the GPUs or no ghosts travel (one rank), else on\n"
+      "                      ghosts go GPU to GPU ordered on the GPUs or no ghosts travel (one rank), else on;\n"
+      "                      one rank on a periodic box: no vote, the list decides its rebuilds on the\n"
+      "                      backend as cellint_lj's does (on, off and pack vote there too)\n"
       "  --ghost-margin X    list loop: ghost layer of cutoff + skin + X; the list is rebuilt without\n"
       "                      migration or a new ghost layer while the atoms stay within it\n"
       "                      (default: three times the skin; 0: every rebuild redistributes; moves count\n"
@@ -198,6 +200,7 @@ struct Outcome {
   long pair_checks = 0;        // list loop, pair trigger: steps whose rebuild vote waited for the pair check
   std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
   std::string overlap_mode = "none";  // list loop: on, off or pack (--overlap, auto resolved)
+  bool device_list = false;    // list loop: the list decided its rebuilds on the backend, no vote (one rank)
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
   // list loop with --breakdown: one rebuild's parts in seconds, the largest over the ranks (classification, migration,
   // ghost layer, grid build; DistributedGrid::rebuild_times()), and the list's build
@@ -385,6 +388,7 @@ class ListLoop {
       counted_[d] = dec.ranks[static_cast<std::size_t>(d)] > 1 || !dec.global.periodic[d];
       solo_ = solo_ && !counted_[d];
     }
+    device_ = solo_ && r.overlap_mode == "auto";
     auto& p = g_.particles();
     p.fields = 3;  // velocity: it moves with the atom
     for (std::size_t i = 0; i < n_; ++i)
@@ -410,6 +414,7 @@ class ListLoop {
                    B::name(), "list", o.precision);
     forces();
     thermo(out, 0, print);
+    if (device_) look_at_list();
     for (double& x : t_) x = 0;
     const long rebuilds0 = rebuilds_, moves0 = redistributions_, checks0 = pair_checks_;
     g_.profile(o.breakdown);
@@ -422,9 +427,24 @@ class ListLoop {
     const bool enqueued = g_.ghosts_enqueued(), host = std::string(g_.halo_transport()) == "host memory";
     vote_beside_ = r_.overlap && (enqueued || host);
     pack_ = r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && enqueued);
-    out.overlap_mode = !r_.overlap ? "off" : pack_ ? "pack" : "on";
+    out.overlap_mode = device_ ? "none" : !r_.overlap ? "off" : pack_ ? "pack" : "on";
+    out.device_list = device_;
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
+      if (device_) {
+        // One rank on a periodic box: nothing for the host to decide (no ghosts, no redistribution). The list checks
+        // the displacements and rebuilds on the backend (update()), as cellint_lj's does, and no step waits for it.
+        timed(t_[0], [&] { kick_drift(); });
+        timed(t_[1], [&] { list_->update(g_.grid()); });
+        timed(t_[3], [&] { forces(); });
+        kick_pending_ = true;
+        if (thermo_step) {
+          timed(t_[0], [&] { settle_kick(); });
+          timed(t_[1], [&] { look_at_list(); });
+          thermo(out, step, print);
+        }
+        continue;
+      }
       tl_.begin();
       tl_.mark(0, g_.grid().stream());
       // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v (ghosts: v = 0); the displacements
@@ -528,6 +548,7 @@ class ListLoop {
     B::synchronize();
     MPI_Barrier(g_.comm());
     out.loop_s = MPI_Wtime() - t0;
+    if (device_) look_at_list();
     tl_.finish();
     if (tl_.on()) print_timeline();
     reduce_phases(g_.comm(), t_, out);
@@ -579,6 +600,11 @@ class ListLoop {
 
   // --timeline: each rank's mean timeline of the steps without a rebuild, printed by rank 0 (collective)
   void print_timeline() {
+    if (device_) {  // (one rank)
+      std::printf("GPU timeline: none (one rank on a periodic box: no step waits for the GPU; --overlap pack runs the "
+                  "voting loop, which records one)\n");
+      return;
+    }
     double mine[10] = {static_cast<double>(tl_.steps())};
     for (std::size_t k = 1; k < 10; ++k) mine[k] = tl_.mean_ms(k);
     std::vector<double> all(10 * static_cast<std::size_t>(g_.size()));
@@ -608,6 +634,16 @@ class ListLoop {
   void kick_drift() {
     auto& grid = g_.grid();
     const auto v = velocities();
+    if (device_) {  // (no vote: no flags)
+      lj::KickDrift<Real, Acc, Force> k{{grid.positions(0), grid.positions(1), grid.positions(2)},
+                                        {v[0], v[1], v[2]},
+                                        forces_.data(),
+                                        static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
+                                        static_cast<Acc>(r_.o.dt)};
+      cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
+      kick_pending_ = false;
+      return;
+    }
     moved_.fill_bytes(0, grid.stream());
     const Real half = static_cast<Real>(0.5 * skin_),
                far = static_cast<Real>(r_.redistribute_any_step ? 0.5 * (skin_ + margin_) : std::max(0.0, relist_far()));
@@ -717,6 +753,14 @@ class ListLoop {
     return any != 0;
   }
 
+  // Where the list decides on the backend: its rebuilds since the last look (waits for the backend; grows the rows
+  // where one overflowed, and reports a non-finite position).
+  void look_at_list() {
+    const long builds = list_->check(g_.grid()).builds;
+    rebuilds_ += builds - builds_seen_;
+    builds_seen_ = builds;
+  }
+
   // A new list over the same owned atoms and ghosts (their positions current), and its reference positions.
   void relist() {
     auto& grid = g_.grid();
@@ -759,7 +803,8 @@ class ListLoop {
     const Index own = g_.owned();
     if (!list_) {
       cellint::ListOptions lo;
-      lo.every = INT_MAX;  // no displacement check of update(grid): the ranks decide together (moved_too_far)
+      // no displacement check of update(grid): the ranks decide together (moved_too_far); but where the list decides
+      lo.every = device_ ? 1 : INT_MAX;
       lo.trigger = lj::trigger_of(r_.o.neigh_trigger);
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
@@ -837,6 +882,9 @@ class ListLoop {
   // such axis (one rank, a periodic box: solo_) none ever comes.
   std::array<bool, 3> counted_{};
   bool solo_ = true;
+  // solo_ with --overlap auto: no vote; the list checks and rebuilds on the backend (update(grid)), as in cellint_lj
+  bool device_ = false;
+  long builds_seen_ = 0;  // device_: the list's builds at the last look_at_list()
   cellint::Buffer<B, unsigned> moved_;
   cellint::mpi::detail::HostStaging<B, unsigned> flags_host_;  // moved_ on the host
   cellint::Buffer<B, double> partials_, totals_;
@@ -889,12 +937,14 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
           "rebuilds %.4g (%ld rebuilds, %ld with redistribution, %ld pair checks), integration %.4g, votes and thermo "
-          "sums %.4g; %.0f ghosts per rank (%s; overlap %s)\n",
+          "sums %.4g; %.0f ghosts per rank (%s; overlap %s%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
-          r.overlap ? " (after rebuilds)" : "", out.compute_s * ms, r.overlap ? " with the rows" : "",
-          out.exchange_s * ms, out.migrate_s * ms, out.rebuilds, out.redistributions, out.pair_checks, out.integrate_s * ms,
-          out.reduce_s * ms, out.ghosts, out.transport.c_str(), out.overlap_mode.c_str());
-    if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0) {
+          r.overlap && !out.device_list ? " (after rebuilds)" : "", out.compute_s * ms,
+          r.overlap && !out.device_list ? " with the rows" : "", out.exchange_s * ms, out.migrate_s * ms, out.rebuilds,
+          out.redistributions, out.pair_checks, out.integrate_s * ms, out.reduce_s * ms, out.ghosts,
+          out.transport.c_str(), out.overlap_mode.c_str(),
+          out.device_list ? "; the list checks and rebuilds on the device, no vote" : "");
+    if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0 && !out.device_list) {
       const auto& q = out.rebuild_parts;
       std::printf(
           "One rebuild (ms, the slowest rank's): redistribution's classification %.3g, migration %.3g, ghost layer "
@@ -975,14 +1025,16 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
       "  \"atom_steps_per_s\": %.6g,\n"
       "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"pair_checks\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
       "  \"halo_transport\": \"%s\",\n"
-      "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"breakdown\": %s,\n",
+      "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"rebuilds_decided\": \"%s\",\n  \"breakdown\": %s,\n",
       device.c_str(), B::name(), r.o.precision.c_str(),
       r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(), out.loop.c_str(), size,
       out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0], r.o.replicate[1], r.o.replicate[2], atoms,
       r.o.steps, out.loop_s, out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
       out.redistributions, out.pair_checks, out.ghosts,
       out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
-      out.loop == "list" && r.overlap ? "true" : "false", out.overlap_mode.c_str(), r.o.breakdown ? "true" : "false");
+      out.loop == "list" && r.overlap ? "true" : "false", out.overlap_mode.c_str(),
+      out.loop != "list" ? "every step (cell loop)" : out.device_list ? "on the device" : "by a vote of the ranks",
+      r.o.breakdown ? "true" : "false");
   std::fprintf(f,
                "  \"seconds_per_step\": {\"compute\": %.6g, \"halo_exchange\": %.6g, \"migration\": %.6g, "
                "\"integration\": %.6g, \"reductions\": %.6g},\n",
