@@ -52,7 +52,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader  # one node: shared memory, no network probing
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 say() { echo "== $*" | tee -a "$log"; }
-# the path of an Nsight tool (nsys, ncu): on PATH, or where CUDA and Nsight Systems install it; empty if none
+# the path of an Nsight tool (nsys, ncu): on PATH, or where CUDA and Nsight install them; empty if none
 nsight() { command -v "$1" || find /usr/local/cuda*/bin /opt/nvidia -name "$1" -type f -perm -u+x 2>/dev/null | head -1; }
 
 install_openmpi() {
@@ -325,8 +325,8 @@ EOF
     if [ "${TIMELINE:-0}" = 1 ]; then
       say "the MPI loop on 1 rank with --timeline (events around each phase of the steps without a rebuild)"
       # shellcheck disable=SC2086
-      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --timeline --overlap pack \
-        ${GAP_ARGS:-} 2>&1 | grep -E -A2 'timeline|Loop time|rror' | tee "$OUT/gap_timeline.txt" | tee -a "$log"
+      "${M[@]}" -n 1 "$BIN/cellint_lj_mpi_cuda" --cells 80 --steps 1000 --thermo 0 --precision float --timeline \
+        --overlap pack ${GAP_ARGS:-} 2>&1 | grep -E -A2 'timeline|Loop time|rror' | tee "$OUT/gap_timeline.txt" | tee -a "$log"
     fi
     python3 - "$OUT/runs" <<'EOF' | tee "$OUT/gap.txt" | tee -a "$log"
 import glob, json, os, re, statistics, sys
@@ -342,7 +342,8 @@ for name, r in sorted(rates.items()):
 EOF
     if [ "${NCU:-0}" = 1 ]; then
       # each kernel's GPU time per step: runs of 60 and 160 steps under Nsight Compute (the clocks and caches of a run
-      # without it), the difference over 100 steps (setup and first steps cancel; list rebuilds are averaged in)
+      # without it), the difference over 100 steps (setup and first steps cancel; list rebuilds are averaged in);
+      # cellint_lj_cuda with --graph no, whose kicks are not joined (a separate Kick kernel the graph would not run)
       ncu=$(nsight ncu)
       [ -z "$ncu" ] && say "no ncu on this machine"
       for steps in ${ncu:+60 160}; do

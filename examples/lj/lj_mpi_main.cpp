@@ -547,8 +547,7 @@ class ListLoop {
     settle_kick();
     B::synchronize();
     MPI_Barrier(g_.comm());
-    out.loop_s = MPI_Wtime() - t0;
-    if (device_) look_at_list();
+    out.loop_s = MPI_Wtime() - t0;  // (device_: the last step, a thermo step, looked at the list)
     tl_.finish();
     if (tl_.on()) print_timeline();
     reduce_phases(g_.comm(), t_, out);
@@ -634,24 +633,20 @@ class ListLoop {
   void kick_drift() {
     auto& grid = g_.grid();
     const auto v = velocities();
+    const lj::KickDrift<Real, Acc, Force> kick{{grid.positions(0), grid.positions(1), grid.positions(2)},
+                                               {v[0], v[1], v[2]},
+                                               forces_.data(),
+                                               static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
+                                               static_cast<Acc>(r_.o.dt)};
+    kick_pending_ = false;
     if (device_) {  // (no vote: no flags)
-      lj::KickDrift<Real, Acc, Force> k{{grid.positions(0), grid.positions(1), grid.positions(2)},
-                                        {v[0], v[1], v[2]},
-                                        forces_.data(),
-                                        static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
-                                        static_cast<Acc>(r_.o.dt)};
-      cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
-      kick_pending_ = false;
+      cellint::detail::parallel_for<B>(grid.size(), kick, grid.stream());
       return;
     }
     moved_.fill_bytes(0, grid.stream());
     const Real half = static_cast<Real>(0.5 * skin_),
                far = static_cast<Real>(r_.redistribute_any_step ? 0.5 * (skin_ + margin_) : std::max(0.0, relist_far()));
-    KickDriftMoved<Real, Acc, Force> k{{{grid.positions(0), grid.positions(1), grid.positions(2)},
-                                        {v[0], v[1], v[2]},
-                                        forces_.data(),
-                                        static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
-                                        static_cast<Acc>(r_.o.dt)},
+    KickDriftMoved<Real, Acc, Force> k{kick,
                                        {{grid.positions(0), grid.positions(1), grid.positions(2)},
                                         {ref_[0].data(), ref_[1].data(), ref_[2].data()},
                                         half * half,
@@ -664,7 +659,6 @@ class ListLoop {
       k.moved.limit2c = bound * bound;
     }
     cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
-    kick_pending_ = false;
   }
   // The second half kick of the last step, where the velocities are read.
   void settle_kick() {
@@ -803,7 +797,8 @@ class ListLoop {
     const Index own = g_.owned();
     if (!list_) {
       cellint::ListOptions lo;
-      // no displacement check of update(grid): the ranks decide together (moved_too_far); but where the list decides
+      // update(grid) checks the displacements at every call where the list decides (device_), else never: the ranks
+      // decide together (moved_too_far)
       lo.every = device_ ? 1 : INT_MAX;
       lo.trigger = lj::trigger_of(r_.o.neigh_trigger);
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
