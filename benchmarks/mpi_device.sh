@@ -27,13 +27,16 @@
 #            times (default 3); medians, list rebuilds and redistributions in options.txt
 #   timeline the weak run, the one-GPU box replicated, on each GPU count with --timeline (each rank's GPU timeline of
 #            the overlapped steps), once for each of VARIANTS as above (default: none)
+#   ahead    --ghosts-ahead: the checks against the single-rank run over every transport, then the weak runs (the box
+#            replicated) without and with it alternated ROUNDS times (default 2) with --timeline, medians in ahead.txt
+#            (one GPU: 2 ranks share it, flags forced)
 #   gap      one GPU: cellint_lj_cuda beside the MPI demo on one rank (GAP_ARGS added; and baseline builds,
-#            cellint_lj_mpi_cuda_a and _b, where BIN has them), with and without --breakdown, alternated ROUNDS times
-#            (default 2), medians in gap.txt; NCU=1: each kernel's GPU time per step (Nsight Compute) in
-#            gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each; TIMELINE=1: the voting
-#            loop's --timeline on one rank (--overlap pack) in gap_timeline.txt
+#            cellint_lj_cuda_a, cellint_lj_mpi_cuda_a and _b, where BIN has them), with and without --breakdown,
+#            alternated ROUNDS times (default 2), medians in gap.txt; NCU=1: each kernel's GPU time per step (Nsight
+#            Compute) in gap_kernels.txt; NSYS=1: their kernels and API calls under nsys, 300 steps each; TIMELINE=1:
+#            the voting loop's --timeline on one rank (--overlap pack) in gap_timeline.txt
 #   bash benchmarks/mpi_device.sh [check] [scaling] [skin] [repeat] [margin] [shape] [ab] [breakdown] [shared]
-#                                 [variants] [options] [timeline] [gap]
+#                                 [variants] [options] [timeline] [ahead] [gap]
 #   (default: check and scaling)
 # The programs come built (BIN: cellint_lj_mpi_cuda, cellint_lj_cuda, neighbor_list_test_cuda, gpu_backend_test_cuda;
 # default build-device/)
@@ -303,14 +306,63 @@ EOF
       fi
     fi
     ;;
+  ahead)
+    # --ghosts-ahead (the ghosts' positions packed before the kick, as it will move them): the checks against the
+    # single-rank run over every transport (ranks sharing a GPU: flags forced with CELLINT_MPI_IPC_FLAGS=1), then the
+    # weak runs (2,048,000 atoms per rank, the box replicated, float) without and with it, alternated ROUNDS times
+    # (default 2), on as many ranks as GPUs (2 sharing one where there is one; flags forced there too), with
+    # --timeline; medians in ahead.txt
+    np=$gpus; [ "$np" -lt 2 ] && np=2
+    for e in CELLINT_MPI_IPC_FLAGS=1 CELLINT_MPI_IPC_FLAGS=0 "CELLINT_MPI_IPC_FLAGS=0 CELLINT_MPI_IPC_EVENTS=0" \
+             CELLINT_MPI_IPC=0; do
+      sets=("--precision double --cells 12")
+      [ "$e" = CELLINT_MPI_IPC_FLAGS=1 ] && sets+=("--precision double --cells 12 --overlap on"
+        "--precision double --cells 12 --overlap off" "--precision double --cells 12 --neigh-trigger pairs --steps 300"
+        "--precision float --cells 20" "--precision mixed --cells 20")
+      for a in "${sets[@]}"; do
+        tol=1e-9; [[ $a == *double* ]] || tol=1e-3
+        say "$np ranks, $e: $a --ghosts-ahead on --check-serial $tol"
+        # shellcheck disable=SC2086
+        env $e "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 $a --ghosts-ahead on \
+          --check-serial $tol 2>&1 | grep -E 'Per step|Serial check|rror' | tee -a "$log"
+      done
+    done
+    for d in "4 2,2,1" "4 4,1,1" "8 2,2,2"; do
+      set -- $d
+      say "$1 ranks on $gpus GPUs, --ranks $2 CELLINT_MPI_IPC_FLAGS=1: --precision double --cells 12 --ghosts-ahead on"
+      CELLINT_MPI_IPC_FLAGS=1 "${M[@]}" -n "$1" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
+        --cells 12 --ranks "$2" --ghosts-ahead on --check-serial 1e-9 2>&1 | grep -E 'Per step|Serial check|rror' |
+        tee -a "$log"
+    done
+    for round in $(seq 1 "${ROUNDS:-2}"); do
+      for v in off on; do
+        say "round $round, $np ranks on $gpus GPUs, 2,048,000 atoms each, the box replicated, --ghosts-ahead $v"
+        CELLINT_MPI_IPC_FLAGS=1 "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --cells 80 --replicate "$np,1,1" \
+          --ranks "$np,1,1" --precision float --steps 1000 --thermo 0 --timeline --ghosts-ahead "$v" \
+          --json "$OUT/runs/ahead_${v}_r$round.json" >"$OUT/runs/ahead_${v}_r$round.log" 2>&1
+        grep -E -A3 'Loop time|timeline|rror' "$OUT/runs/ahead_${v}_r$round.log" | tee -a "$log"
+      done
+    done
+    python3 - "$OUT/runs" <<'EOF' | tee "$OUT/ahead.txt" | tee -a "$log"
+import glob, json, os, statistics, sys
+for v in ("off", "on"):
+    r = [json.load(open(f))["atom_steps_per_s"] for f in sorted(glob.glob(os.path.join(sys.argv[1], f"ahead_{v}_r*.json")))]
+    if r:
+        print(f"--ghosts-ahead {v}: {statistics.median(r):.4g} atom-steps/s ({' '.join(f'{x:.4g}' for x in r)})")
+EOF
+    ;;
   gap)
     # one GPU: the single-GPU loop (cellint_lj_cuda) beside the MPI loop on one rank, 2,048,000 atoms in float,
     # alternated ROUNDS times (default 2), the MPI loop also with --breakdown; NSYS=1: then 300 steps of each under nsys,
     # their GPU kernels and CUDA API calls summed (where the one-rank MPI loop spends its time that the other does not)
     for round in $(seq 1 "${ROUNDS:-2}"); do
-      say "round $round, cellint_lj_cuda, 2,048,000 atoms, float, 1000 steps"
-      "$BIN/cellint_lj_cuda" --cells 80 --precision float --steps 1000 --thermo 0 \
-        --json "$OUT/runs/gap_single_r$round.json" 2>&1 | grep -E 'Loop time|Neighbour list|rror' | tee -a "$log"
+      for b in cellint_lj_cuda_a cellint_lj_cuda; do  # (_a: a baseline build, where BIN has one)
+        [ -x "$BIN/$b" ] || continue
+        say "round $round, $b, 2,048,000 atoms, float, 1000 steps"
+        "$BIN/$b" --cells 80 --precision float --steps 1000 --thermo 0 \
+          --json "$OUT/runs/gap_single${b#cellint_lj_cuda}_r$round.json" 2>&1 | grep -E 'Loop time|Neighbour list|rror' |
+          tee -a "$log"
+      done
       for b in cellint_lj_mpi_cuda_a cellint_lj_mpi_cuda_b cellint_lj_mpi_cuda; do
         [ -x "$BIN/$b" ] || continue
         for bd in "" --breakdown; do

@@ -265,11 +265,15 @@ struct KickDrift {
   template <class A>
   CELLINT_HD void operator()(A&, Index i) const {
     for (int d = 0; d < 3; ++d) {
-      const Acc vi = v[d][i] + half_dt_over_m * f[i].force[d];
+      const Acc vi = velocity(i, d);
       v[d][i] = vi;
-      x[d][i] += static_cast<Real>(dt * vi);
+      if (vi != Acc(0)) x[d][i] = drifted(x[d][i], vi);  // (at rest x stays: cellint_lj_mpi's ghosts may be arriving)
     }
   }
+  /// Atom i's velocity after the kick, along d.
+  CELLINT_HD Acc velocity(Index i, int d) const { return v[d][i] + half_dt_over_m * f[i].force[d]; }
+  /// A position after the drift at velocity vi.
+  CELLINT_HD Real drifted(Real xi, Acc vi) const { return xi + static_cast<Real>(dt * vi); }
 };
 // [lj-kick-drift]
 

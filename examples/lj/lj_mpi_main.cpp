@@ -59,6 +59,7 @@ struct Run {
   double ghost_margin = -1;    // list loop: ghost layer beyond cutoff + skin (< 0: three times the skin)
   bool redistribute_any_step = false;  // list loop: --redistribute any (the rule before relist)
   bool timeline = false;       // list loop, CUDA build: the GPU timeline of the steps without a rebuild
+  bool ghosts_ahead = false;   // list loop: the ghosts' positions sent before the kick (send_ghosts_ahead())
   std::string json;            // summary file (rank 0; empty: none)
 };
 
@@ -103,6 +104,9 @@ void usage(const char* prog) {
       "                      has moved more than X / 2 since the last redistribution (a little less with\n"
       "                      the pair trigger); any: any step redistributes (and rebuilds) when one has\n"
       "                      moved more than (skin + X) / 2\n"
+      "  --ghosts-ahead on|off\n"
+      "                      list loop: the ghosts' positions packed before the kick, as it will move\n"
+      "                      them, so that (GPU to GPU with flags) they travel beside it (default off)\n"
       "  --timeline          list loop, CUDA: each rank's GPU timeline of a step without a rebuild\n"
       "                      (events, the mean over such steps)\n"
       "  --check-serial TOL  rank 0 also runs the system alone and compares (exit 1 on a difference)\n"
@@ -171,6 +175,10 @@ Run parse(int argc, char** argv) {
       const std::string v = args.value();
       if (v != "relist" && v != "any") args.fail("--redistribute must be relist or any");
       r.redistribute_any_step = v == "any";
+    } else if (a == "--ghosts-ahead") {
+      const std::string v = args.value();
+      if (v != "on" && v != "off") args.fail("--ghosts-ahead must be on or off");
+      r.ghosts_ahead = v == "on";
     } else if (a == "--timeline") {
       r.timeline = true;
     } else if (a == "--json") {
@@ -201,6 +209,7 @@ struct Outcome {
   std::string transport;       // list loop: how ghosts' positions travel (DistributedGrid::halo_transport())
   std::string overlap_mode = "none";  // list loop: on, off or pack (--overlap, auto resolved)
   bool device_list = false;    // list loop: the list decided its rebuilds on the backend, no vote (one rank)
+  bool ghosts_ahead = false;   // list loop: the ghosts' positions sent before the kick (--ghosts-ahead)
   double ghosts = 0;           // ghosts per rank at the end, the mean over the ranks
   // list loop with --breakdown: one rebuild's parts in seconds, the largest over the ranks (classification, migration,
   // ghost layer, grid build; DistributedGrid::rebuild_times()), and the list's build
@@ -362,6 +371,19 @@ struct KickDriftMoved {
   }
 };
 
+/// lj::KickDrift's position of a slot after the drift, without moving it: the ghosts' positions packed ahead of the
+/// kick (DistributedGrid::send_ghosts_ahead()), the same arithmetic on the same values.
+template <class Real, class Acc, class Accum>
+struct DriftAhead {
+  lj::KickDrift<Real, Acc, Accum> kick;
+  CELLINT_HD void operator()(Index i, Real (&x)[3]) const {
+    for (int d = 0; d < 3; ++d) {
+      const Acc vi = kick.velocity(i, d);
+      if (vi != Acc(0)) x[d] = kick.drifted(x[d], vi);
+    }
+  }
+};
+
 /// The list loop: positions and velocities stay in the rank's grid on the backend; ghosts' positions travel every
 /// step; migration, the ghost choice and the list's rebuild happen together when an atom has moved more than skin / 2.
 template <class B, class Real, class Acc>
@@ -429,6 +451,7 @@ class ListLoop {
     pack_ = r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && enqueued);
     out.overlap_mode = device_ ? "none" : !r_.overlap ? "off" : pack_ ? "pack" : "on";
     out.device_list = device_;
+    out.ghosts_ahead = r_.ghosts_ahead && !device_ && g_.size() > 1;
     for (long step = 1; step <= o.steps; ++step) {
       const bool thermo_step = step == o.steps || (o.thermo > 0 && step % o.thermo == 0);
       if (device_) {
@@ -447,6 +470,9 @@ class ListLoop {
       }
       tl_.begin();
       tl_.mark(0, g_.grid().stream());
+      // --ghosts-ahead: the ghosts' positions packed as the kick will move them (and, GPU to GPU with flags, sent and
+      // unpacked beside it); every path below calls update_ghosts() (or redistribute()), which finishes the exchange
+      if (out.ghosts_ahead) timed(t_[2], [&] { g_.send_ghosts_ahead(DriftAhead<Real, Acc, Force>{next_kick()}); });
       // v += dt/2 F/m (dt F/m: the previous step's second half too); x += dt v (ghosts: v = 0); the displacements
       timed(t_[0], [&] { kick_drift(); });
       tl_.mark(1, g_.grid().stream());
@@ -630,14 +656,19 @@ class ListLoop {
   // update_ghosts() put them). kick_drift(): v += dt/2 F/m, or dt F/m where the previous step's second half kick is
   // pending (the two are one kernel, as leapfrog); x += dt v; and in the same pass the displacement flags that
   // moved_too_far() reads.
-  void kick_drift() {
+  // (The kick writes no position of an atom at rest, ghosts among them: with --ghosts-ahead theirs may be arriving.)
+  lj::KickDrift<Real, Acc, Force> next_kick() {
     auto& grid = g_.grid();
     const auto v = velocities();
-    const lj::KickDrift<Real, Acc, Force> kick{{grid.positions(0), grid.positions(1), grid.positions(2)},
-                                               {v[0], v[1], v[2]},
-                                               forces_.data(),
-                                               static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
-                                               static_cast<Acc>(r_.o.dt)};
+    return {{grid.positions(0), grid.positions(1), grid.positions(2)},
+            {v[0], v[1], v[2]},
+            forces_.data(),
+            static_cast<Acc>((kick_pending_ ? 1.0 : 0.5) * r_.o.dt),
+            static_cast<Acc>(r_.o.dt)};
+  }
+  void kick_drift() {
+    auto& grid = g_.grid();
+    const auto kick = next_kick();
     kick_pending_ = false;
     if (device_) {  // (no vote: no flags)
       cellint::detail::parallel_for<B>(grid.size(), kick, grid.stream());
@@ -932,12 +963,12 @@ Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print
       std::printf(
           "Per step (ms, the slowest rank's%s): pair computation%s %.4g, ghost positions%s %.4g, migration and "
           "rebuilds %.4g (%ld rebuilds, %ld with redistribution, %ld pair checks), integration %.4g, votes and thermo "
-          "sums %.4g; %.0f ghosts per rank (%s; overlap %s%s)\n",
+          "sums %.4g; %.0f ghosts per rank (%s%s; overlap %s%s)\n",
           r.o.breakdown ? "" : "; without --breakdown GPU work is charged to the phase that waits for it",
           r.overlap && !out.device_list ? " (after rebuilds)" : "", out.compute_s * ms,
           r.overlap && !out.device_list ? " with the rows" : "", out.exchange_s * ms, out.migrate_s * ms, out.rebuilds,
           out.redistributions, out.pair_checks, out.integrate_s * ms, out.reduce_s * ms, out.ghosts,
-          out.transport.c_str(), out.overlap_mode.c_str(),
+          out.transport.c_str(), out.ghosts_ahead ? ", sent ahead of the kick" : "", out.overlap_mode.c_str(),
           out.device_list ? "; the list checks and rebuilds on the device, no vote" : "");
     if (out.loop == "list" && r.o.breakdown && out.rebuilds > 0 && !out.device_list) {
       const auto& q = out.rebuild_parts;
@@ -1020,7 +1051,8 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
       "  \"atom_steps_per_s\": %.6g,\n"
       "  \"rebuilds\": %ld,\n  \"redistributions\": %ld,\n  \"pair_checks\": %ld,\n  \"ghosts_per_rank\": %.0f,\n"
       "  \"halo_transport\": \"%s\",\n"
-      "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"rebuilds_decided\": \"%s\",\n  \"breakdown\": %s,\n",
+      "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"rebuilds_decided\": \"%s\",\n  \"ghosts_ahead\": %s,\n"
+      "  \"breakdown\": %s,\n",
       device.c_str(), B::name(), r.o.precision.c_str(),
       r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(), out.loop.c_str(), size,
       out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0], r.o.replicate[1], r.o.replicate[2], atoms,
@@ -1029,7 +1061,7 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
       out.transport.empty() ? "the whole set through the host (cell loop)" : out.transport.c_str(),
       out.loop == "list" && r.overlap ? "true" : "false", out.overlap_mode.c_str(),
       out.loop != "list" ? "every step (cell loop)" : out.device_list ? "on the device" : "by a vote of the ranks",
-      r.o.breakdown ? "true" : "false");
+      out.ghosts_ahead ? "true" : "false", r.o.breakdown ? "true" : "false");
   std::fprintf(f,
                "  \"seconds_per_step\": {\"compute\": %.6g, \"halo_exchange\": %.6g, \"migration\": %.6g, "
                "\"integration\": %.6g, \"reductions\": %.6g},\n",

@@ -205,7 +205,15 @@ TEST_CASE("distributed sums equal the single-rank run's, every strategy", "[mpi]
 /// the skin, update_ghosts() sends the same ghosts' new positions, and a full list with rows for the owned particles
 /// only (set_targets) gives each owned particle the single-rank run's sums at the moved positions. `overlap`: 0 ghosts
 /// first, then every row; 1 the interior rows in update_ghosts(meanwhile), the border rows after it; 2 the border rows
-/// in update_ghosts(meanwhile, then).
+/// in update_ghosts(meanwhile, then); 3 and 4 the ghosts sent ahead of the move (send_ghosts_ahead(), told where it
+/// puts each particle), then as 2 and as 0.
+template <class Real, int Dim>
+struct MoveTo {  // send_ghosts_ahead()'s advance: slot s goes to to[.][s]
+  const Real* to[Dim];
+  CELLINT_HD void operator()(Index s, Real (&x)[Dim]) const {
+    for (int d = 0; d < Dim; ++d) x[d] = to[d][s];
+  }
+};
 template <class B, class Real, int Dim>
 void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int overlap) {
   const Real skin = Real(0.3);
@@ -251,7 +259,19 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int ov
       moved(g.particles().id[static_cast<std::size_t>(user[s])], xi, to);
       for (int d = 0; d < Dim; ++d) pos[d][s] = to[d];
     }
-    for (int d = 0; d < Dim; ++d)
+    if (overlap >= 3) {  // the ghosts' positions packed first, from where the move below puts their owners
+      std::array<Buffer<B, Real>, Dim> to;
+      MoveTo<Real, Dim> ahead{};
+      for (int d = 0; d < Dim; ++d) {
+        to[d] = Buffer<B, Real>(std::max<std::size_t>(user.size(), 1));
+        B::copy(to[d].data(), pos[d].data(), sizeof(Real) * user.size(), CopyKind::HostToDevice);
+        ahead.to[d] = to[d].data();
+      }
+      g.send_ghosts_ahead(ahead);
+      B::synchronize();  // (before the buffers go)
+      if (world_size() > 1) CHECK_THROWS_AS(g.send_ghosts_ahead(ahead), InvalidArgument);  // (one at a time)
+    }
+    for (int d = 0; d < Dim; ++d)  // (the ghosts' slots keep their values: written, not changed)
       B::copy(grid.positions(d), pos[d].data(), sizeof(Real) * user.size(), CopyKind::HostToDevice);
     B::synchronize();
   }
@@ -269,7 +289,7 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int ov
     list.update(g.grid(), ListPart::Border);
     interact(list, g.grid(), lj, out.data(), ListPart::Border);
     CHECK(calls == 1);
-  } else if (overlap == 2) {  // the border rows as the ghosts arrive, on the exchange's stream
+  } else if (overlap == 2 || overlap == 3) {  // the border rows as the ghosts arrive, on the exchange's stream
     int calls = 0, thens = 0;
     const auto stream = g.grid().stream();
     list.update(g.grid(), ListPart::Interior);
@@ -299,6 +319,8 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int ov
                     << (periodic ? "periodic" : "open") << ", ghosts updated in place"
                     << (overlap == 1   ? " beside the interior rows"
                         : overlap == 2 ? " beside the interior rows, border rows in then()"
+                        : overlap == 3 ? " sent ahead of the move, border rows in then()"
+                        : overlap == 4 ? " sent ahead of the move"
                                        : "")
                     << ", seed " << seed);
   std::array<std::vector<Real>, Dim> y;
@@ -329,10 +351,13 @@ TEST_CASE("ghosts updated in place follow their owners; a list over owned target
     ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 1, false, 1);
     ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 6, false, 2);
     ghosts_follow_owners<Emulated, double, 2>(periodic, seed + 2, false, 0);
+    ghosts_follow_owners<Emulated, float, 3>(periodic, seed + 8, false, 3);
+    ghosts_follow_owners<Host, double, 2>(periodic, seed + 9, false, 4);
     if (world_size() >= 4 && world_size() % 2 == 0) {
       ghosts_follow_owners<Host, float, 2>(periodic, seed + 3, true, 1);
       ghosts_follow_owners<Emulated, double, 3>(periodic, seed + 4, true, 0);
       ghosts_follow_owners<Host, double, 3>(periodic, seed + 7, true, 2);
+      ghosts_follow_owners<Emulated, double, 3>(periodic, seed + 10, true, 3);
     }
   }
 }

@@ -135,8 +135,15 @@ void agreed(MPI_Comm comm, Work&& work) {
   agree(comm, error_of(work));
 }
 
-/// Halo packing on the backend: out[d * n + j] = position d of slot `slot[j]`, plus `shift` along `axis`.
-template <class Real, int Dim>
+/// DistributedGrid::update_ghosts()'s packing: the positions as they are in the grid.
+struct AsThey {
+  template <class Real, int Dim>
+  CELLINT_HD void operator()(Index, Real (&)[Dim]) const {}
+};
+
+/// Halo packing on the backend: out[d * n + j] = position d of slot `slot[j]` (after `advance`, see
+/// DistributedGrid::send_ghosts_ahead()), plus `shift` along `axis`.
+template <class Real, int Dim, class Advance = AsThey>
 struct HaloGather {
   const Real* pos[Dim];
   const Index* slot;
@@ -144,10 +151,14 @@ struct HaloGather {
   int axis;
   Real shift;
   Real* out;
+  Advance advance{};
   template <class A>
   CELLINT_HD void operator()(A&, Index j) const {
     const Index i = slot[j];
-    for (int d = 0; d < Dim; ++d) out[static_cast<std::size_t>(d) * n + j] = pos[d][i] + (d == axis ? shift : Real(0));
+    Real x[Dim];
+    for (int d = 0; d < Dim; ++d) x[d] = pos[d][i];
+    advance(i, x);
+    for (int d = 0; d < Dim; ++d) out[static_cast<std::size_t>(d) * n + j] = x[d] + (d == axis ? shift : Real(0));
   }
 };
 
@@ -168,9 +179,9 @@ struct HaloScatter {
 /// Both messages of an axis packed by one kernel straight into their receivers' buffers (part[0]'s threads, then
 /// part[1]'s), and then, once every block's stores are out, each receiver's flag (null: none) set to `value` by the
 /// last block to finish: the packing and its signal in one launch (DistributedGrid's peer flags).
-template <class Real, int Dim>
+template <class Real, int Dim, class Advance = AsThey>
 struct HaloGatherSignal {
-  HaloGather<Real, Dim> part[2];
+  HaloGather<Real, Dim, Advance> part[2];
   unsigned* flag[2];
   unsigned value;
   unsigned* done;  ///< blocks finished: zero between launches (the last block sets it back)
@@ -566,6 +577,7 @@ class DistributedGrid {
   /// Fills the ghost layer from the neighbours (positions, ids and fields) and rebuilds the grid over the owned
   /// particles and the ghosts (collective). The grid's attributes are dropped: attach them again (attach_field()).
   void exchange() {
+    if (ahead_ != 0) update_ghosts();  // (send_ghosts_ahead()'s exchange finished first)
     ghost_.clear();
     ghost_.fields = own_.fields;
     std::vector<HaloMessage> plan;
@@ -707,6 +719,49 @@ class DistributedGrid {
     }
   }
 
+  /// The next update_ghosts() begun before the caller moves the particles, so that the exchange's latency hides
+  /// behind the move instead of following it. The first axis's messages are packed now, each sent particle's position
+  /// taken after `advance`: a backend functor called as advance(slot, x) with the slot's current position in
+  /// `Real x[Dim]`, which sets x to the position the caller's move will give that slot, bit for bit (the same
+  /// arithmetic on the same values: a ghost must be where its owner is). With GPU peer copies ordered by flags ("peer
+  /// copies and flags") those messages also travel, and are unpacked on update_ghosts(meanwhile)'s side stream,
+  /// beside the move. The next update_ghosts() (any form) finishes the exchange: the first axis needs no packing then,
+  /// and the axes after it, which forward ghosts, go as before. Enqueued on the grid's stream, which is ordered after
+  /// the packing, so the move may follow at once.
+  /// Every rank calls it before the same update_ghosts(). Between the two the caller moves owned particles and
+  /// nothing else changes the grid; the move must not write ghosts' positions (they may be arriving: a velocity
+  /// Verlet drift that writes x only where v != 0 leaves ghosts alone, ghosts having no velocity). A redistribute()
+  /// or exchange() that comes first finishes the exchange itself.
+  ///
+  ///     g.send_ghosts_ahead(drift);  // drift(slot, x): x += dt (v + dt F / m), as the kick computes it
+  ///     kick_drift(g.grid());        // v += dt F / m; x += dt v where v != 0
+  ///     g.update_ghosts([&] { ... }, [&] { ... });
+  /// @throws InvalidArgument where the last send_ghosts_ahead()'s update_ghosts() has not come
+  template <class Advance>
+  void send_ghosts_ahead(const Advance& advance) {
+    CELLINT_EXPECTS(ahead_ == 0,
+                    "cellint::mpi::DistributedGrid::send_ghosts_ahead: the last one's exchange is not finished (call "
+                    "update_ghosts() between two)");
+    if (plan_.empty()) return;  // (one rank: no messages)
+    const auto main = grid_->stream();
+    if (ipc_ && ipc_flags_) {
+      if constexpr (detail::HasWaitValue<Backend>::value && detail::SideStreamOf<Backend>::value) {
+        if (!side_) side_ = std::make_unique<Side>();
+        side_->fork(main);
+        ahead_seq_ = ++seq_;
+        send_axis_flagged(0, ahead_seq_, side_->get(), advance);
+        side_->join(main);  // (the move waits for the packing only)
+        ahead_ = 2;
+        receive_axis_flagged(0, ahead_seq_, side_->get());
+      }
+      return;
+    }
+    std::size_t send_at[3];
+    axis_offsets(0, send_at);
+    pack_axis(0, send_at, main, advance);
+    ahead_ = 1;
+  }
+
   /// The owned particles' values of a per-slot backend array of the grid (an attribute, a result), in particles()
   /// order, on the host: for bringing a simulation's state back before migrate().
   template <class T>
@@ -768,6 +823,7 @@ class DistributedGrid {
   void redistribute(std::array<Attribute<T>, K>& carried) {
     static_assert(std::is_arithmetic<T>::value, "cellint::mpi::redistribute: carried attributes are numbers");
     CELLINT_EXPECTS(grid_->built(), "cellint::mpi::DistributedGrid::redistribute: call exchange() first");
+    if (ahead_ != 0) update_ghosts();  // (send_ghosts_ahead()'s exchange finished first)
     Grid& grid = *grid_;
     const auto st = grid.stream();
     double clock = profile_ ? MPI_Wtime() : 0;
@@ -1587,16 +1643,19 @@ class DistributedGrid {
   }
 
   // update_ghosts() on `stream`, calling meanwhile() once as soon as the first messages are under way.
+  // After send_ghosts_ahead() (ahead_ 1: the first axis packed in send_buf_; 2: its messages on their way, with
+  // flags) only the rest.
   template <class Meanwhile>
   void exchange_ghosts(typename Backend::Stream stream, Meanwhile& meanwhile) {
     const bool direct = !Backend::device_memory || detail::mpi_accepts_device_pointers();
+    const int ahead = std::exchange(ahead_, 0);
     bool called = false;
     auto start_meanwhile = [&] {
       if (!called) meanwhile();
       called = true;
     };
     if (ipc_) {
-      update_ghosts_peer(stream, start_meanwhile);
+      update_ghosts_peer(stream, start_meanwhile, ahead);
       start_meanwhile();
       return;
     }
@@ -1604,12 +1663,11 @@ class DistributedGrid {
     for (std::size_t i = 0; i < plan_.size(); i += 2) {
       const HaloMessage* m[2] = {&plan_[i], &plan_[i + 1]};
       std::size_t send_at[3] = {0, 0, 0}, recv_at[3] = {0, 0, 0};  // (in Reals)
-      for (int k = 0; k < 2; ++k) {
-        send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->sends);
+      axis_offsets(i, send_at);
+      for (int k = 0; k < 2; ++k)
         recv_at[k + 1] = recv_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m[k]->recv);
-      }
       if (recv_buf_.size() < recv_at[2]) recv_buf_.resize_with_room(recv_at[2]);
-      pack_axis(i, send_at, stream);
+      if (!(i == 0 && ahead == 1)) pack_axis(i, send_at, stream);
       Real* out = send_buf_.data();
       Real* in = recv_buf_.data();
       if (direct) {
@@ -1905,22 +1963,22 @@ class DistributedGrid {
   // update_ghosts() between GPUs of one node: each rank packs its messages, and once its receivers say their buffers
   // are free, copies them straight into the receivers' GPU memory; a message of no bytes then tells each receiver that
   // its data is there. With interprocess events, update_ghosts_peer_ordered().
+  // (`ahead`: as exchange_ghosts())
   template <class Started>
-  void update_ghosts_peer(typename Backend::Stream stream, Started& started) {
+  void update_ghosts_peer(typename Backend::Stream stream, Started& started, int ahead) {
     if (ipc_flags_) {
-      update_ghosts_peer_flagged(stream, started);
+      update_ghosts_peer_flagged(stream, started, ahead);
       return;
     }
     if constexpr (IpcEvents::value)
       if (ipc_events_) {
-        update_ghosts_peer_ordered(stream, started);
+        update_ghosts_peer_ordered(stream, started, ahead);
         return;
       }
     for (std::size_t i = 0; i < plan_.size(); i += 2) {
-      std::size_t send_at[3] = {0, 0, 0};
-      for (int k = 0; k < 2; ++k)
-        send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(plan_[i + k].sends);
-      pack_axis(i, send_at, stream);
+      std::size_t send_at[3];
+      axis_offsets(i, send_at);
+      if (!(i == 0 && ahead == 1)) pack_axis(i, send_at, stream);
       started();                     // (the packing is enqueued)
       Backend::synchronize(stream);  // packed; and this rank's last unpacking from its buffer is done
       token(i, 50, true);            // receivers' buffers are free
@@ -1941,18 +1999,24 @@ class DistributedGrid {
   // unpacks once its senders' sent events are passed. No host waits for its GPU, so the whole exchange is enqueued
   // before meanwhile() (a vote, the interior rows) is called.
   template <class Started>
-  void update_ghosts_peer_ordered(typename Backend::Stream stream, Started& started) {
+  void update_ghosts_peer_ordered(typename Backend::Stream stream, Started& started, int ahead) {
     if constexpr (IpcEvents::value) {
       // (after this rank's earlier unpacking from its buffer, on this stream or before it)
       free_event_->record(stream);
       for (std::size_t i = 0; i < plan_.size(); i += 2) {
         token(i, 50, true);  // every receiver's free event is recorded
+        std::size_t send_at[3];
+        axis_offsets(i, send_at);
         for (int k = 0; k < 2; ++k) {
           const std::size_t j = i + static_cast<std::size_t>(k);
           const HaloMessage& m = plan_[j];
           if (m.to == MPI_PROC_NULL || m.sends == 0) continue;
           if (m.to != rank_) peer_events_.at(m.to).free->wait(stream);
-          pack_to_peer(j, peer_dst_[j], stream);
+          if (i == 0 && ahead == 1)  // (packed by send_ghosts_ahead())
+            Backend::copy(peer_dst_[j], send_buf_.data() + send_at[k], sizeof(Real) * (send_at[k + 1] - send_at[k]),
+                          CopyKind::DeviceToDevice, stream);
+          else
+            pack_to_peer(j, gather_of(j, peer_dst_[j]), stream);
         }
         sent_event_->record(stream);
         token(i, 60, false);  // every sender's sent event is recorded
@@ -1975,65 +2039,85 @@ class DistributedGrid {
   // k - 2, the last one in the same half (every neighbour a rank sends to along an axis also sends to it). A rebuild
   // (redistribute(), exchange()) orders the ranks through the hosts.
   template <class Started>
-  void update_ghosts_peer_flagged(typename Backend::Stream stream, Started& started) {
+  void update_ghosts_peer_flagged(typename Backend::Stream stream, Started& started, int ahead) {
     if constexpr (detail::HasWaitValue<Backend>::value) {
-      const unsigned seq = ++seq_;
-      const bool second = (seq & 1u) == 0;
-      for (std::size_t i = 0; i < plan_.size(); i += 2) {
-        // both messages and their flags in one kernel where this GPU writes into both receivers' memory, else each
-        // message packed (and copied) on its own and the flags stored by a kernel after them
-        detail::HaloGatherSignal<Real, Dim> g{};
-        g.value = seq;
-        g.done = done_.data() + i / 2;
-        bool direct = true;
-        for (int k = 0; k < 2; ++k) {
-          const std::size_t j = i + static_cast<std::size_t>(k);
-          const HaloMessage& m = plan_[j];
-          if (m.to == MPI_PROC_NULL) continue;
-          g.flag[k] = (m.to == rank_ ? flags_.data() : peer_flags_.at(m.to)) + j;
-          g.part[k] = gather_of(j, second ? peer_dst2_[j] : peer_dst_[j]);
-          direct = direct && (m.sends == 0 || peers_.at(m.to).direct);
-        }
-        if (direct) {
-          const Index all = g.part[0].n + g.part[1].n;
-          const Index blocks = std::max<Index>(1, (all + 255) / 256);  // (one at least: the flags)
-          Backend::launch(LaunchShape{static_cast<unsigned>(blocks), 256, 0}, g, stream);
-        } else {
-          for (int k = 0; k < 2; ++k)
-            if (g.part[k].n > 0) pack_to_peer(i + static_cast<std::size_t>(k), g.part[k].out, stream);
-          cellint::detail::parallel_for<Backend>(2, detail::SignalKernel{{g.flag[0], g.flag[1]}, seq}, stream);
-        }
-        detail::HaloScatterPair<Real, Dim> sc{};
-        for (int k = 0; k < 2; ++k) {
-          const std::size_t j = i + static_cast<std::size_t>(k);
-          if (plan_[j].from == MPI_PROC_NULL) continue;
-          Backend::wait_value(stream, flags_.data() + j, seq);
-          sc.part[k] = scatter_of(j, second);
-        }
-        const Index all = sc.part[0].n + sc.part[1].n;
-        if (all > 0) cellint::detail::parallel_for<Backend>(all, sc, stream);
+      if constexpr (detail::SideStreamOf<Backend>::value)
+        if (ahead == 2) side_->join(stream);  // (the first axis's ghosts, unpacked on the side stream)
+      const unsigned seq = ahead == 2 ? ahead_seq_ : ++seq_;
+      for (std::size_t i = ahead == 2 ? 2 : 0; i < plan_.size(); i += 2) {
+        send_axis_flagged(i, seq, stream);
+        receive_axis_flagged(i, seq, stream);
       }
       started();  // (every message is on its way: nothing above waits for a GPU or a message)
     }
   }
-  // Packs message plan_[j] (its particles' positions, shifted) into its receiver's buffer at `dst`: straight there
-  // where this GPU reaches it, else here and copied.
-  void pack_to_peer(std::size_t j, Real* dst, typename Backend::Stream stream) {
+  // (ipc_flags_) The two messages of the axis from plan_[i] packed into their receivers' buffers (the half of
+  // exchange `seq`), and the receivers' flags set to seq: both messages and their flags in one kernel where this GPU
+  // writes into both receivers' memory, else each message packed (and copied) on its own and the flags stored by a
+  // kernel after them.
+  template <class Advance = detail::AsThey>
+  void send_axis_flagged(std::size_t i, unsigned seq, typename Backend::Stream stream, const Advance& advance = {}) {
+    const bool second = (seq & 1u) == 0;
+    detail::HaloGatherSignal<Real, Dim, Advance> g{};
+    g.value = seq;
+    g.done = done_.data() + i / 2;
+    bool direct = true;
+    for (int k = 0; k < 2; ++k) {
+      const std::size_t j = i + static_cast<std::size_t>(k);
+      const HaloMessage& m = plan_[j];
+      if (m.to == MPI_PROC_NULL) continue;
+      g.flag[k] = (m.to == rank_ ? flags_.data() : peer_flags_.at(m.to)) + j;
+      g.part[k] = gather_of(j, second ? peer_dst2_[j] : peer_dst_[j], advance);
+      direct = direct && (m.sends == 0 || peers_.at(m.to).direct);
+    }
+    if (direct) {
+      const Index all = g.part[0].n + g.part[1].n;
+      const Index blocks = std::max<Index>(1, (all + 255) / 256);  // (one at least: the flags)
+      Backend::launch(LaunchShape{static_cast<unsigned>(blocks), 256, 0}, g, stream);
+    } else {
+      for (int k = 0; k < 2; ++k)
+        if (g.part[k].n > 0) pack_to_peer(i + static_cast<std::size_t>(k), g.part[k], stream);
+      cellint::detail::parallel_for<Backend>(2, detail::SignalKernel{{g.flag[0], g.flag[1]}, seq}, stream);
+    }
+  }
+  // (ipc_flags_) The axis from plan_[i]: waits for its flags to reach `seq`, then unpacks both messages in one kernel.
+  void receive_axis_flagged(std::size_t i, unsigned seq, typename Backend::Stream stream) {
+    if constexpr (detail::HasWaitValue<Backend>::value) {
+      const bool second = (seq & 1u) == 0;
+      detail::HaloScatterPair<Real, Dim> sc{};
+      for (int k = 0; k < 2; ++k) {
+        const std::size_t j = i + static_cast<std::size_t>(k);
+        if (plan_[j].from == MPI_PROC_NULL) continue;
+        Backend::wait_value(stream, flags_.data() + j, seq);
+        sc.part[k] = scatter_of(j, second);
+      }
+      const Index all = sc.part[0].n + sc.part[1].n;
+      if (all > 0) cellint::detail::parallel_for<Backend>(all, sc, stream);
+    }
+  }
+  // Packs message plan_[j] with `g` (its particles' positions, shifted) into its receiver's buffer at g.out: straight
+  // there where this GPU reaches it, else here and copied.
+  template <class Gather>
+  void pack_to_peer(std::size_t j, Gather g, typename Backend::Stream stream) {
     const HaloMessage& m = plan_[j];
-    const bool direct = peers_.at(m.to).direct;
     const std::size_t count = static_cast<std::size_t>(Dim) * static_cast<std::size_t>(m.sends);
-    if (!direct && send_buf_.size() < count) send_buf_.resize_with_room(count);
-    cellint::detail::parallel_for<Backend>(m.sends, gather_of(j, direct ? dst : send_buf_.data()), stream);
-    if (!direct) Backend::copy(dst, send_buf_.data(), sizeof(Real) * count, CopyKind::DeviceToDevice, stream);
+    Real* const dst = g.out;
+    if (!peers_.at(m.to).direct) {
+      if (send_buf_.size() < count) send_buf_.resize_with_room(count);
+      g.out = send_buf_.data();
+    }
+    cellint::detail::parallel_for<Backend>(m.sends, g, stream);
+    if (g.out != dst) Backend::copy(dst, g.out, sizeof(Real) * count, CopyKind::DeviceToDevice, stream);
   }
   // Unpacks message plan_[j] from this rank's peer receive buffer into its ghosts' positions.
   void unpack_peer(std::size_t j, typename Backend::Stream stream) {
     cellint::detail::parallel_for<Backend>(plan_[j].recv, scatter_of(j, false), stream);
   }
-  // The packing of message plan_[j] into `out` (its particles' current positions, shifted).
-  detail::HaloGather<Real, Dim> gather_of(std::size_t j, Real* out) const {
+  // The packing of message plan_[j] into `out` (its particles' positions after `advance`, shifted).
+  template <class Advance = detail::AsThey>
+  detail::HaloGather<Real, Dim, Advance> gather_of(std::size_t j, Real* out, const Advance& advance = {}) const {
     const HaloMessage& m = plan_[j];
-    detail::HaloGather<Real, Dim> g{{}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, out};
+    detail::HaloGather<Real, Dim, Advance> g{{}, slots_.data() + m.send_slots, m.sends, m.axis, m.shift, out, advance};
     for (int d = 0; d < Dim; ++d) g.pos[d] = grid_->positions(d);
     return g;
   }
@@ -2045,14 +2129,23 @@ class DistributedGrid {
     for (int d = 0; d < Dim; ++d) sc.pos[d] = grid_->positions(d);
     return sc;
   }
+  // The offsets in send_buf_ (in Reals) of the two messages of the axis from plan_[i]: send_at[2] in all.
+  void axis_offsets(std::size_t i, std::size_t (&send_at)[3]) const {
+    send_at[0] = 0;
+    for (int k = 0; k < 2; ++k)
+      send_at[k + 1] = send_at[k] + static_cast<std::size_t>(Dim) * static_cast<std::size_t>(plan_[i + k].sends);
+  }
   // Packs the two messages of an axis from plan_[i] (their owners' current positions, shifted) into send_buf_, at
   // the offsets send_at (in Reals; send_at[2] in all).
-  void pack_axis(std::size_t i, const std::size_t (&send_at)[3], typename Backend::Stream stream) {
+  template <class Advance = detail::AsThey>
+  void pack_axis(std::size_t i, const std::size_t (&send_at)[3], typename Backend::Stream stream,
+                 const Advance& advance = {}) {
     if (send_buf_.size() < send_at[2]) send_buf_.resize_with_room(send_at[2]);
     for (int k = 0; k < 2; ++k) {
       const std::size_t j = i + static_cast<std::size_t>(k);
       if (plan_[j].sends > 0)
-        cellint::detail::parallel_for<Backend>(plan_[j].sends, gather_of(j, send_buf_.data() + send_at[k]), stream);
+        cellint::detail::parallel_for<Backend>(plan_[j].sends, gather_of(j, send_buf_.data() + send_at[k], advance),
+                                               stream);
     }
   }
   // Messages of no bytes for the two messages of an axis from plan_[i]: `ready` from each receiver to its sender
@@ -2130,6 +2223,8 @@ class DistributedGrid {
   Buffer<Backend, unsigned> done_;                       // per axis: blocks of its packing kernel done (flags)
   std::map<int, unsigned*> peer_flags_;                  // the neighbours' (by rank), mapped
   unsigned seq_ = 0;                                     // exchanges with flags so far
+  int ahead_ = 0;           // send_ghosts_ahead(): 0 none; 1 the first axis packed in send_buf_; 2 sent (flags)
+  unsigned ahead_seq_ = 0;  // with flags: its exchange's number
   Index resident_ = -1;  // owned particles after redistribute() (their state is in the grid only); -1: particles()
   Buffer<Backend, Real> send_buf_, recv_buf_;
   detail::HostStaging<Backend, Real> host_send_, host_recv_;  // where the MPI takes host memory only
