@@ -313,6 +313,10 @@ EOF
     # (default 2), on as many ranks as GPUs (2 sharing one where there is one; flags forced there too), with
     # --timeline; medians in ahead.txt
     np=$gpus; [ "$np" -lt 2 ] && np=2
+    # (first the same check without it: a failure below is then the ahead exchange's, or not)
+    say "$np ranks, CELLINT_MPI_IPC_FLAGS=1: --precision double --cells 12 --ghosts-ahead off --check-serial 1e-9"
+    CELLINT_MPI_IPC_FLAGS=1 "${M[@]}" -n "$np" "$BIN/cellint_lj_mpi_cuda" --steps 100 --thermo 50 --precision double \
+      --cells 12 --ghosts-ahead off --check-serial 1e-9 2>&1 | grep -E 'Per step|Serial check|rror' | tee -a "$log"
     for e in CELLINT_MPI_IPC_FLAGS=1 CELLINT_MPI_IPC_FLAGS=0 "CELLINT_MPI_IPC_FLAGS=0 CELLINT_MPI_IPC_EVENTS=0" \
              CELLINT_MPI_IPC=0; do
       sets=("--precision double --cells 12")

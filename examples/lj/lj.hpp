@@ -267,7 +267,7 @@ struct KickDrift {
     for (int d = 0; d < 3; ++d) {
       const Acc vi = velocity(i, d);
       v[d][i] = vi;
-      if (vi != Acc(0)) x[d][i] = drifted(x[d][i], vi);  // (at rest x stays: cellint_lj_mpi's ghosts may be arriving)
+      x[d][i] = drifted(x[d][i], vi);
     }
   }
   /// Atom i's velocity after the kick, along d.

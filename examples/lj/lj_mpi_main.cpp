@@ -364,8 +364,11 @@ template <class Real, class Acc, class Accum>
 struct KickDriftMoved {
   lj::KickDrift<Real, Acc, Accum> kick;
   lj::MovedTooFar<Real> moved;
+  const Index* original;  // the grid's sorted slot -> user index: owned atoms first, then ghosts
+  Index owned;
   template <class A>
   CELLINT_HD void operator()(A& a, Index i) const {
+    if (original[i] >= owned) return;  // a ghost (with --ghosts-ahead its position may be arriving)
     kick(a, i);
     moved(a, i);
   }
@@ -379,7 +382,7 @@ struct DriftAhead {
   CELLINT_HD void operator()(Index i, Real (&x)[3]) const {
     for (int d = 0; d < 3; ++d) {
       const Acc vi = kick.velocity(i, d);
-      if (vi != Acc(0)) x[d] = kick.drifted(x[d], vi);
+      x[d] = kick.drifted(x[d], vi);
     }
   }
 };
@@ -652,11 +655,11 @@ class ListLoop {
     }
   }
 
-  // Velocity Verlet over every slot of the grid (ghosts have v = 0 and, with no list rows, F = 0, so they stay where
-  // update_ghosts() put them). kick_drift(): v += dt/2 F/m, or dt F/m where the previous step's second half kick is
-  // pending (the two are one kernel, as leapfrog); x += dt v; and in the same pass the displacement flags that
-  // moved_too_far() reads.
-  // (The kick writes no position of an atom at rest, ghosts among them: with --ghosts-ahead theirs may be arriving.)
+  // Velocity Verlet over the owned atoms (the ghosts, v = 0 and F = 0, stay where update_ghosts() put them; with
+  // --ghosts-ahead theirs may be arriving while the kick runs, so it neither reads nor writes them, and their
+  // displacements are their owners', checked on the owners' ranks). kick_drift(): v += dt/2 F/m, or dt F/m where the
+  // previous step's second half kick is pending (the two are one kernel, as leapfrog); x += dt v; and in the same pass
+  // the displacement flags that moved_too_far() reads. (One rank on a periodic box, device_, has no ghosts.)
   lj::KickDrift<Real, Acc, Force> next_kick() {
     auto& grid = g_.grid();
     const auto v = velocities();
@@ -681,7 +684,9 @@ class ListLoop {
                                        {{grid.positions(0), grid.positions(1), grid.positions(2)},
                                         {ref_[0].data(), ref_[1].data(), ref_[2].data()},
                                         half * half,
-                                        moved_.data()}};
+                                        moved_.data()},
+                                       grid.original_index(),
+                                       g_.owned()};
     if (margin_ > 0 && !solo_) {  // (else every rebuild redistributes, or none: the second reference is not read)
       for (int d = 0; d < 3; ++d) k.moved.ref2[d] = counted_[d] ? moved_ref_[d].data() : nullptr;
       k.moved.limit2b = far * far;
