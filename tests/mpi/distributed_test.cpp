@@ -270,6 +270,13 @@ void ghosts_follow_owners(bool periodic, std::uint64_t seed, bool spread, int ov
       g.send_ghosts_ahead(ahead);
       B::synchronize();  // (before the buffers go)
       if (world_size() > 1) CHECK_THROWS_AS(g.send_ghosts_ahead(ahead), InvalidArgument);  // (one at a time)
+      // the ghosts' slots as they are now: on a GPU with peer flags the first axis's may have arrived already
+      std::vector<Real> now(user.size());
+      for (int d = 0; d < Dim; ++d) {
+        B::copy(now.data(), grid.positions(d), sizeof(Real) * user.size(), CopyKind::DeviceToHost);
+        for (std::size_t s = 0; s < user.size(); ++s)
+          if (user[s] >= own) pos[d][s] = now[s];
+      }
     }
     for (int d = 0; d < Dim; ++d)  // (the ghosts' slots keep their values: written, not changed)
       B::copy(grid.positions(d), pos[d].data(), sizeof(Real) * user.size(), CopyKind::HostToDevice);
