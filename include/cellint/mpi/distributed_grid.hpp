@@ -729,12 +729,12 @@ class DistributedGrid {
   /// and the axes after it, which forward ghosts, go as before. Enqueued on the grid's stream, which is ordered after
   /// the packing, so the move may follow at once.
   /// Every rank calls it before the same update_ghosts(). Between the two the caller moves owned particles and
-  /// nothing else changes the grid; the move must not write ghosts' positions (they may be arriving: a velocity
-  /// Verlet drift that writes x only where v != 0 leaves ghosts alone, ghosts having no velocity). A redistribute()
-  /// or exchange() that comes first finishes the exchange itself.
+  /// nothing else changes the grid; the move must neither write nor read ghosts' positions, which may be arriving
+  /// (a kernel over the grid's slots skips those whose user index, grid().original_index()[slot], is owned() or
+  /// more). A redistribute() or exchange() that comes first finishes the exchange itself.
   ///
   ///     g.send_ghosts_ahead(drift);  // drift(slot, x): x += dt (v + dt F / m), as the kick computes it
-  ///     kick_drift(g.grid());        // v += dt F / m; x += dt v where v != 0
+  ///     kick_drift(g.grid());        // v += dt F / m; x += dt v, on the owned particles' slots
   ///     g.update_ghosts([&] { ... }, [&] { ... });
   /// @throws InvalidArgument where the last send_ghosts_ahead()'s update_ghosts() has not come
   template <class Advance>
