@@ -6,19 +6,21 @@
 //   mpiexec -n 4 cellint_lj_mpi_cuda --cells 126 --precision float --steps 200   # one GPU per rank
 //
 // Two loops:
-//  - cells (--list none; the default on the Host backend): each step moves the rank's own atoms on the host,
+//  - cells (--list none): each step moves the rank's own atoms on the host,
 //    migrate() (atoms that left the sub-box go to their new owner, velocities and forces with them), exchange() (the
 //    ghost layer, the rank's grid), the forces by a cell strategy, the second half kick.
-//  - list (--list full; the default on GPU backends): the state stays in the rank's grid on the backend. Each step
-//    moves every atom there, update_ghosts() sends the ghosts' new positions (packed on the backend), and a full
-//    Verlet list (cutoff + skin) with rows for the owned atoms only gives the forces. When some atom anywhere has moved
-//    more than skin / 2 since the list's build (an MPI_Allreduce of each rank's flags), every rank rebuilds its list
-//    over the atoms and ghosts it has (with the pair trigger, only when a second vote after every rank's pair check
-//    says a pair may be missed); the ghost layer is wider than cutoff + skin by a margin (--ghost-margin), and only at
-//    a rebuild where an atom has moved more than margin / 2 since the last redistribution (less with the pair check,
-//    whose atoms may move farther before a rebuild) does every rank call redistribute() (migration and a new ghost
-//    layer on the backend, velocities carried) before the list. Moves count along the axes split over ranks and the
-//    open ones only: one rank on a periodic box never redistributes (no ghosts; its list folds any coordinate).
+//  - list (--list full, the default on GPU backends; --list half, the default on the Host backend): the state stays in
+//    the rank's grid on the backend. Each step moves every atom there, update_ghosts() sends the ghosts' new positions
+//    (packed on the backend), and a Verlet list (cutoff + skin) with rows for the owned atoms only gives the forces (a
+//    half list: each pair with an owned atom once, the ghosts' shares cleared before sums and kicks). When some atom
+//    anywhere has moved more than skin / 2 since the list's build (an MPI_Allreduce of each rank's flags), every rank
+//    rebuilds its list over the atoms and ghosts it has (with the pair trigger, only when a second vote after every
+//    rank's pair check says a pair may be missed); the ghost layer is wider than cutoff + skin by a margin
+//    (--ghost-margin), and only at a rebuild where an atom has moved more than margin / 2 since the last redistribution
+//    (less with the pair check, whose atoms may move farther before a rebuild) does every rank call redistribute()
+//    (migration and a new ghost layer on the backend, velocities carried) before the list. Moves count along the axes
+//    split over ranks and the open ones only: one rank on a periodic box never redistributes (no ghosts; its list folds
+//    any coordinate).
 // Thermo lines sum over the ranks. With --check-serial TOL, rank 0 runs the same system alone (one rank,
 // MPI_COMM_SELF) and compares: step-0 thermo (identical to 10 digits in double), every atom's final position within
 // TOL. With a GPU backend each rank takes GPU (rank on its node) mod (GPUs on the node).
@@ -80,7 +82,9 @@ void usage(const char* prog) {
       "                      cuda in the _cuda build when a GPU is present, else host)\n"
       "  --precision P       double | float | mixed (float positions, double sums) (default double)\n"
       "  --list L            none (a cell strategy every step) | full (a Verlet list, state on the\n"
-      "                      backend) | auto (full on GPU backends, none on the Host) (default auto)\n"
+      "                      backend) | half (the same, each pair with an owned atom once: every row\n"
+      "                      at once, as --overlap pack) | auto (full on GPU backends, half on the\n"
+      "                      Host) (default auto)\n"
       "  --skin X            list skin in sigma (default 0.3)\n"
       "  --breakdown         time each phase (waits for the device at the end of each)\n"
       "  --overlap auto|on|off|pack\n"
@@ -146,8 +150,8 @@ Run parse(int argc, char** argv) {
         args.fail("--precision must be double, float or mixed");
     } else if (a == "--list") {
       r.o.list = args.value();
-      if (r.o.list != "none" && r.o.list != "full" && r.o.list != "auto")
-        args.fail("--list must be none, full or auto");
+      if (r.o.list != "none" && r.o.list != "full" && r.o.list != "half" && r.o.list != "auto")
+        args.fail("--list must be none, full, half or auto");
     } else if (a == "--skin") {
       r.o.skin = args.real();
       if (!(r.o.skin >= 0)) args.fail("--skin must be >= 0");
@@ -197,6 +201,7 @@ struct Outcome {
   std::vector<lj::Thermo> thermo;
   std::map<std::uint64_t, std::array<double, 3>> final_x;
   double loop_s = 0;
+  std::string list = "none";  // the list loop's rows: full, or half (each pair with an owned atom once)
   // seconds over the loop by phase, the largest over the ranks: integration, migration (list loop: with the ghost
   // choice, the grid's and the list's rebuilds), halo exchange (cell loop: with the grid's build; list loop: the
   // ghosts' positions every step), the pair computation, the thermo sums and the rebuild votes
@@ -374,6 +379,19 @@ struct KickDriftMoved {
   }
 };
 
+/// Zero for the ghosts' slots: a half list gives each ghost its shares of its pairs with owned atoms (Newton's third
+/// law), which no sum or kick of this rank may read.
+template <class T>
+struct ClearGhosts {
+  T* values;
+  const Index* original;  // the grid's sorted slot -> user index: owned atoms first, then ghosts
+  Index owned;
+  template <class A>
+  CELLINT_HD void operator()(A&, Index i) const {
+    if (original[i] >= owned) values[i] = T{};
+  }
+};
+
 /// lj::KickDrift's position of a slot after the drift, without moving it: the ghosts' positions packed ahead of the
 /// kick (DistributedGrid::send_ghosts_ahead()), the same arithmetic on the same values.
 template <class Real, class Acc, class Accum>
@@ -399,8 +417,9 @@ class ListLoop {
   using Force = typename ForcesOnly::Accum;
   using List = cellint::NeighborList<B, Real, 3>;
 
-  ListLoop(MPI_Comm comm, const Run& r, const lj::Lattice& lat)
+  ListLoop(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool half)
       : r_(r),
+        half_(half),
         skin_(r.o.skin >= 0 ? r.o.skin : 0.3),
         margin_(r.ghost_margin >= 0 ? r.ghost_margin : 3 * skin_),
         g_(comm, lj::box_of<Real>(lat), static_cast<Real>(r.o.cutoff), r.ranks, static_cast<Real>(skin_ + margin_)),
@@ -434,9 +453,10 @@ class ListLoop {
     const lj::Options& o = r_.o;
     Outcome out;
     out.loop = "list";
+    out.list = half_ ? "half" : "full";
     if (print)
       print_header(g_.rank(), n_, g_.size(), g_.decomposition().ranks, static_cast<double>(g_.decomposition().ghost),
-                   B::name(), "list", o.precision);
+                   B::name(), half_ ? "half list" : "list", o.precision);
     forces();
     thermo(out, 0, print);
     if (device_) look_at_list();
@@ -451,7 +471,8 @@ class ListLoop {
     if (r_.timeline) tl_.enable();
     const bool enqueued = g_.ghosts_enqueued(), host = std::string(g_.halo_transport()) == "host memory";
     vote_beside_ = r_.overlap && (enqueued || host);
-    pack_ = r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && enqueued);
+    // (a half list adds each pair to both its atoms, whichever part its row is in: every row at once)
+    pack_ = half_ || r_.overlap_mode == "pack" || (r_.overlap_mode == "auto" && enqueued);
     out.overlap_mode = device_ ? "none" : !r_.overlap ? "off" : pack_ ? "pack" : "on";
     out.device_list = device_;
     out.ghosts_ahead = r_.ghosts_ahead && !device_ && g_.size() > 1;
@@ -701,6 +722,7 @@ class ListLoop {
     if (!kick_pending_) return;
     auto& grid = g_.grid();
     const auto v = velocities();
+    if (half_) clear_ghosts(forces_.data());  // (ghosts: v = 0, as F = 0 keeps it)
     lj::Kick<Acc, Force> k{{v[0], v[1], v[2]}, forces_.data(), static_cast<Acc>(0.5 * r_.o.dt)};
     cellint::detail::parallel_for<B>(grid.size(), k, grid.stream());
     kick_pending_ = false;
@@ -837,6 +859,7 @@ class ListLoop {
       // decide together (moved_too_far)
       lo.every = device_ ? 1 : INT_MAX;
       lo.trigger = lj::trigger_of(r_.o.neigh_trigger);
+      lo.half = half_;
       list_ = std::make_unique<List>(grid, static_cast<Real>(skin_), lo, own);
     } else {
       const double t0 = MPI_Wtime();
@@ -866,6 +889,14 @@ class ListLoop {
     ++redistributions_;
   }
 
+  // The ghosts' slots of a per-slot array set to zero (a half list's shares, see ClearGhosts).
+  template <class T>
+  void clear_ghosts(T* values) {
+    auto& grid = g_.grid();
+    cellint::detail::parallel_for<B>(grid.size(), ClearGhosts<T>{values, grid.original_index(), g_.owned()},
+                                     grid.stream());
+  }
+
   void forces(cellint::ListPart part = cellint::ListPart::All) {
     cellint::interact(*list_, g_.grid(), forces_only_, forces_.data(), part);
   }
@@ -874,6 +905,7 @@ class ListLoop {
   void thermo(Outcome& out, long step, bool print) {
     auto& grid = g_.grid();
     cellint::interact(*list_, grid, lj_, energies_.data());
+    if (half_) clear_ghosts(energies_.data());  // (their shares are their owners' ranks' to count)
     const auto v = velocities();
     const Index n = grid.size(), l1 = std::max<Index>(1, std::min<Index>(n, lanes1));
     lj::ThermoPartials<Acc, Accum> k1{{v[0], v[1], v[2]}, energies_.data(), n, l1, B::is_gpu_like, partials_.data()};
@@ -894,6 +926,7 @@ class ListLoop {
   }
 
   const Run& r_;
+  bool half_;  // a half list: each pair with an owned atom once (ghosts' rows empty), every row at once
   double skin_;
   double margin_;  // ghost layer beyond cutoff + skin: list rebuilds without redistribution while atoms stay within it
   Grid g_;
@@ -939,18 +972,18 @@ class ListLoop {
   cellint::examples::StepTimeline<B, 10> tl_;  // --timeline
 };
 
-/// The loop a run uses: none (cells) or full (list).
+/// The loop a run uses: none (cells), full or half (list).
 template <class B>
 std::string loop_of(const Run& r) {
   if (r.o.list != "auto") return r.o.list;
-  return B::is_gpu_like ? "full" : "none";
+  return B::is_gpu_like ? "full" : "half";
 }
 
 template <class B, class Real, class Acc>
 Outcome simulate(MPI_Comm comm, const Run& r, const lj::Lattice& lat, bool print) {
   Outcome out;
-  if (loop_of<B>(r) == "full") {
-    ListLoop<B, Real, Acc> loop(comm, r, lat);
+  if (loop_of<B>(r) != "none") {
+    ListLoop<B, Real, Acc> loop(comm, r, lat, loop_of<B>(r) == "half");
     out = loop.run(print);
   } else {
     out = simulate_cells<B, Real, Acc>(comm, r, lat, print);
@@ -1050,7 +1083,7 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
   std::fprintf(
       f,
       "{\n  \"program\": \"lj_mpi\",\n  \"device\": \"%s\",\n  \"backend\": \"%s\",\n  \"precision\": "
-      "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"ranks\": %d,\n"
+      "\"%s\",\n  \"math\": \"%s\",\n  \"loop\": \"%s\",\n  \"list\": \"%s\",\n  \"ranks\": %d,\n"
       "  \"decomposition\": [%d, %d, %d],\n  \"unit_cells\": %d,\n  \"replicate\": [%d, %d, %d],\n"
       "  \"atoms\": %zu,\n  \"steps\": %d,\n  \"loop_s\": %.6g,\n"
       "  \"atom_steps_per_s\": %.6g,\n"
@@ -1059,7 +1092,8 @@ void write_json(const Run& r, const Outcome& out, std::size_t atoms) {
       "  \"overlap\": %s,\n  \"overlap_mode\": \"%s\",\n  \"rebuilds_decided\": \"%s\",\n  \"ghosts_ahead\": %s,\n"
       "  \"breakdown\": %s,\n",
       device.c_str(), B::name(), r.o.precision.c_str(),
-      r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(), out.loop.c_str(), size,
+      r.o.precision == "double" ? lj::lj_math_name<B, double>() : lj::lj_math_name<B, float>(), out.loop.c_str(),
+      out.list.c_str(), size,
       out.ranks[0], out.ranks[1], out.ranks[2], r.o.cells, r.o.replicate[0], r.o.replicate[1], r.o.replicate[2], atoms,
       r.o.steps, out.loop_s, out.loop_s > 0 ? static_cast<double>(atoms) * r.o.steps / out.loop_s : 0.0, out.rebuilds,
       out.redistributions, out.pair_checks, out.ghosts,

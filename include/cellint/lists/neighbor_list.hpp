@@ -324,16 +324,16 @@ class NeighborList {
   /// grid that holds particles that are sources only, such as an MPI rank's ghost layer (cellint::mpi). Takes effect at
   /// the next build() (rebuilds on the backend between builds keep the last build's targets): call it before build().
   /// k < 0 or k >= size(): every particle (the default).
+  /// A half list keeps each pair with a target once (LAMMPS's `newton off` across ranks): a pair of two targets in
+  /// one of their rows, a pair of a target and another particle in the target's row; pairs of two other particles
+  /// are left out. interact() then adds both sides of each pair, so the other particles' outputs hold their shares
+  /// of their pairs with targets, not sums to read: only the targets' outputs are complete. A half list computes
+  /// every row at once (interact() over one part throws).
   /// With `parts` (the default) each rebuild also sorts the rows into interior and border ones (ListPart), for
   /// interact(list, grid, f, out, part); without, the rebuild skips that (three kernels, a scan and a wait for the
   /// device), for a caller that computes every row at once: update(grid, part) works either way, interact() over one
   /// part throws.
-  /// @throws InvalidArgument for a half list (a pair stored in a source's row would be lost)
   void set_targets(Index k, bool parts = true) {
-    CELLINT_EXPECTS(!opts_.half || k < 0,
-                    "cellint::NeighborList::set_targets: a half list stores each pair in one of "
-                    "its two rows, so sources without rows would lose pairs; use a full list (ListOptions::half = "
-                    "false)");
     targets_ = k;
     parts_ = parts;
   }
@@ -829,7 +829,14 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
   if (!s.border && which == ListPart::Border) return rep;
   const int part = s.border ? static_cast<int>(which) : 0;  // (ListShape::in_part()'s numbering)
   if (list.half()) {
-    if (which == ListPart::Border) return rep;  // (every particle is a target: every row is interior)
+    if (s.targets < s.n) {
+      CELLINT_EXPECTS(which == ListPart::All,
+                      "cellint::interact: a half neighbour list with set_targets() adds each pair to both its "
+                      "particles, whichever part its row is in, so its rows are computed at once: call interact() "
+                      "without a ListPart (ListPart::All)");
+    } else if (which == ListPart::Border) {
+      return rep;  // (every particle is a target: every row is interior)
+    }
     if constexpr (then) {
       throw Unsupported(
           "cellint::interact: an epilogue needs a full neighbour list (a half list adds both sides of each pair into "
@@ -976,9 +983,10 @@ Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid
 }
 
 /// interact() over one part of the rows (see ListPart and NeighborList::update(grid, part)): out[slot] is written for
-/// the rows of that part only. Interior and Border together write what ListPart::All does. A half list has interior
-/// rows only.
-/// @throws InvalidArgument as interact(), and for Tuning::statistics with a part other than ListPart::All
+/// the rows of that part only. Interior and Border together write what ListPart::All does. A half list without
+/// targets (NeighborList::set_targets()) has interior rows only; one with targets takes ListPart::All only.
+/// @throws InvalidArgument as interact(), for Tuning::statistics with a part other than ListPart::All, and for a part
+///         of a half list with targets
 template <class B, class R, int D, class F>
 Report interact(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>& grid, const F& f,
                 typename FunctorTraits<F, R, D>::Accum* out, ListPart part, const Tuning& t = {}) {

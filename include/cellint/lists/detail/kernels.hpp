@@ -75,7 +75,7 @@ struct ListShape {
   Index n;                      ///< particles (grid slots)
   Index capacity;               ///< entries per row
   Index stride;            ///< column-major rows: entry k of row i at k * stride + i; 0: row-major, i * capacity + k
-  bool half;               ///< each pair once: row t holds only list positions u > t
+  bool half;               ///< each pair once: row t holds only list positions u > t (a target: rowless ones too)
   Index* nbr;              ///< the rows, by list position; entries are list positions
   Index* len;              ///< row lengths as found (a length above `capacity` marks an overflowed row)
   std::uint32_t* cell_of;  ///< slot -> list cell at the last rebuild
@@ -200,12 +200,14 @@ struct ListShape {
     for_each_neighbor_range<true>(geo, c, fn, split);
   }
   /// Calls fn(u0, u1, xs, image) for each run [u0, u1) of candidate list positions around list position t (the list
-  /// cells adjacent along X, one image each; with `half` only u > t): xs = xt less the run's image shift, so that dr =
-  /// xs - x_u, and `image` whether that shift is not zero. The run may hold t itself (full lists).
+  /// cells adjacent along X, one image each; with `half` only u > t, and for a target of a list with targets < n also
+  /// the particles without rows before it, in runs of them): xs = xt less the run's image shift, so that dr = xs - x_u,
+  /// and `image` whether that shift is not zero. The run may hold t itself (full lists).
   template <class Fn>
   CELLINT_HD void for_each_candidate_run(Index t, const Vec<Real, Dim>& xt, Fn&& fn) const {
     Index c[Dim];
     geo.coords(static_cast<Index>(cell_of[ids[t]]), c);
+    const bool rowless_too = half && targets < n && has_row(t);
     for_each_cell_range(c, [&](Index c0, Index c1, const Vec<Real, Dim>& shift) {
       Vec<Real, Dim> xs;
       bool image = false;
@@ -214,8 +216,27 @@ struct ListShape {
         image = image || shift[d] != Real(0);
       }
       Index u = static_cast<Index>(start[c0]);
-      if (half && u <= t) u = t + 1;  // a half row holds later list positions only: skip the rest of the range
-      fn(u, static_cast<Index>(start[c1]), xs, image);
+      const Index u1 = static_cast<Index>(start[c1]);
+      if (half && u <= t) {
+        // A half row holds later list positions only: skip the rest of the range. With targets, a pair of a target
+        // and a particle without a row is the target's alone (that particle's row is empty): the target's row also
+        // holds those before it.
+        if (rowless_too) {
+          const Index before = t < u1 ? t : u1;
+          for (Index w = u; w < before;) {
+            if (has_row(w)) {
+              ++w;
+              continue;
+            }
+            Index e = w + 1;
+            while (e < before && !has_row(e)) ++e;
+            fn(w, e, xs, image);
+            w = e;
+          }
+        }
+        u = t + 1;
+      }
+      fn(u, u1, xs, image);
     });
   }
   /// The continuous position of list position t: its position at the last rebuild (wrapped into the box) plus its
