@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cellint::mpi on the GPU machine, one GPU per rank (docs/mpi.md):
 #   check    the carried OpenMPI installed; the list test on the GPU; the LJ demo over every GPU against the
-#            single-rank run (--check-serial: double and float, list and cell loops); CHECKS (';'-separated option
+#            single-rank run (--check-serial: double and float, full and half lists, cells); CHECKS (';'-separated option
 #            sets): only those runs, on as many ranks as GPUs (2 at least), without the tests and the runs of 4 and 8
 #            ranks (a short check where time is short)
 #   scaling  in.lj in float: the one-GPU demo (cellint_lj_cuda) beside weak scaling (2,048,000 atoms per GPU) and strong
@@ -136,7 +136,8 @@ for stage in "${STAGES[@]}"; do
              "--precision double --cells 12 --ghost-margin 0 --neigh-trigger pairs --steps 300 --check-serial 1e-9" \
              "--precision float --cells 52 --check-serial 1e-3" \
              "--precision float --cells 20 --check-serial 1e-3" \
-             "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3"; do
+             "--precision mixed --cells 20 --check-serial 1e-3" "--precision float --cells 20 --list none --check-serial 1e-3" \
+             "--precision double --cells 12 --list half --check-serial 1e-9"; do
       check_serial "$a"
     done
     # ghosts through two and three axes, several ranks per GPU where GPUs are fewer: by events there (a shared GPU),

@@ -824,19 +824,16 @@ Report interact_list(const NeighborList<B, R, D>& list, const CellGrid<B, R, D>&
   if (!n) return rep;
   const auto s = list.shape(grid);
   const GridView<R, D> v = grid.view();
+  CELLINT_EXPECTS(!list.half() || s.targets >= s.n || which == ListPart::All,
+                  "cellint::interact: a half neighbour list with set_targets() adds each pair to both its particles, "
+                  "whichever part its row is in, so its rows are computed at once: call interact() without a ListPart "
+                  "(ListPart::All)");
   if (which != ListPart::All) NeighborList<B, R, D>::expect_parts(s, "interact");
   // without non-targets every row is interior
   if (!s.border && which == ListPart::Border) return rep;
   const int part = s.border ? static_cast<int>(which) : 0;  // (ListShape::in_part()'s numbering)
   if (list.half()) {
-    if (s.targets < s.n) {
-      CELLINT_EXPECTS(which == ListPart::All,
-                      "cellint::interact: a half neighbour list with set_targets() adds each pair to both its "
-                      "particles, whichever part its row is in, so its rows are computed at once: call interact() "
-                      "without a ListPart (ListPart::All)");
-    } else if (which == ListPart::Border) {
-      return rep;  // (every particle is a target: every row is interior)
-    }
+    if (which == ListPart::Border) return rep;  // (every particle is a target: every row is interior)
     if constexpr (then) {
       throw Unsupported(
           "cellint::interact: an epilogue needs a full neighbour list (a half list adds both sides of each pair into "
