@@ -113,6 +113,20 @@ void check_rows(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim
   CHECK(bad == 0);
 }
 
+/// The grid's current positions in the user's order.
+template <class Real, int Dim>
+Positions<Real, Dim> user_positions(const CellGrid<B, Real, Dim>& g) {
+  const auto sorted = sorted_positions(g);
+  std::vector<Index> orig(static_cast<std::size_t>(g.size()));
+  if (g.size()) B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
+  Positions<Real, Dim> user;
+  for (int d = 0; d < Dim; ++d) {
+    user[d].resize(orig.size());
+    for (std::size_t s = 0; s < orig.size(); ++s) user[d][static_cast<std::size_t>(orig[s])] = sorted[d][s];
+  }
+  return user;
+}
+
 /// Interaction over the list against the oracle at the grid's current positions.
 template <class Real, int Dim>
 void check_interaction(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Real, Dim>& list,
@@ -124,14 +138,7 @@ void check_interaction(const CellGrid<B, Real, Dim>& g, const NeighborList<B, Re
   interact(list, g, f, out.data());
   const auto got = g.to_user_order(out.data());
   // the oracle at the current positions, in the user's order
-  const auto sorted = sorted_positions(g);
-  std::vector<Index> orig(static_cast<std::size_t>(g.size()));
-  if (g.size()) B::copy(orig.data(), g.original_index(), sizeof(Index) * orig.size(), CopyKind::DeviceToHost);
-  Positions<Real, Dim> user;
-  for (int d = 0; d < Dim; ++d) {
-    user[d].resize(orig.size());
-    for (std::size_t s = 0; s < orig.size(); ++s) user[d][static_cast<std::size_t>(orig[s])] = sorted[d][s];
-  }
+  const auto user = user_positions(g);
   double max_abs = 0;
   for (int d = 0; d < Dim; ++d)
     for (Real x : user[d]) max_abs = std::max(max_abs, std::abs(double(x)));
@@ -672,12 +679,7 @@ void check_targets_half(int cells, double ppc, Distribution dist, bool periodic)
   auto compare_counts = [&] {
     const auto a = neighbour_counts(all, g), b = neighbour_counts(some, g);
     // each non-target's pairs with targets, from the full list's rows within the cutoff (NeighborCount's test)
-    const auto sorted = sorted_positions(g);
-    Positions<Real, Dim> user;
-    for (int d = 0; d < Dim; ++d) {
-      user[d].resize(orig.size());
-      for (std::size_t q = 0; q < orig.size(); ++q) user[d][static_cast<std::size_t>(orig[q])] = sorted[d][q];
-    }
+    const auto user = user_positions(g);
     const auto ra = all.rows(g);
     std::vector<unsigned> shares(static_cast<std::size_t>(n), 0u);
     const double c2 = double(g.cutoff()) * double(g.cutoff());
